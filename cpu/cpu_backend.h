@@ -1,0 +1,51 @@
+// The CPU implementation of Backend: host memory, a thread pool, and per-op kernels that use
+// AVX2/FMA/F16C when the CPU has them and the scalar reference (cpu/ref/) otherwise.
+#pragma once
+
+#include <memory>
+
+#include "cpu/thread_pool.h"
+#include "engine/backend.h"
+
+namespace embed::cpu {
+
+class CpuBackend final : public Backend {
+ public:
+  explicit CpuBackend(const BackendOptions& options);
+
+  Device device() const override { return Device::Cpu; }
+  std::string name() const override;
+
+  void* alloc(size_t bytes) override;
+  void free(void* p) override;
+  void upload(void* dst, const void* src, size_t bytes) override;
+  void download(void* dst, const void* src, size_t bytes) override;
+  void sync() override {}
+  Tensor load_weight(const Tensor& host) override { return host; }
+  void release_weight(const Tensor&) override {}
+
+  bool supports(Op op, DType dtype) const override;
+
+  void gather(const GatherArgs& a) override;
+  void matmul(const MatmulArgs& a) override;
+  void layer_norm(const LayerNormArgs& a) override;
+  void rms_norm(const RmsNormArgs& a) override;
+  void rope(const RopeArgs& a) override;
+  void attention(const AttentionArgs& a) override;
+  void activation(const ActivationArgs& a) override;
+  void glu(const GluArgs& a) override;
+  void add(const AddArgs& a) override;
+  void scale(const ScaleArgs& a) override;
+  void pool(const PoolArgs& a) override;
+  void softmax(const SoftmaxArgs& a) override;
+  void normalize(const NormalizeArgs& a) override;
+
+  bool fast() const { return fast_; }
+  ThreadPool& threads() { return *pool_; }
+
+ private:
+  bool fast_;
+  std::unique_ptr<ThreadPool> pool_;
+};
+
+}  // namespace embed::cpu

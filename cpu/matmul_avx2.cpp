@@ -1,0 +1,114 @@
+// GEMM y[m, n] (+)= x[m, k] . w[n, k]^T + bias with AVX2/FMA.
+// Layout: w rows (output features) are decoded and packed into 16-wide column panels
+// [kc][16] per k-block; x rows are read in place (6 rows broadcast per step); a 6x16 register
+// tile accumulates in f32. Threads split the output columns, so each thread decodes only its
+// own weight rows. Every output element is accumulated in the same order whatever m is, so a
+// row's result does not depend on the other rows in the batch (batch invariance).
+#include <algorithm>
+#include <vector>
+
+#include "cpu/kernels.h"
+#include "cpu/simd_avx2.h"
+
+namespace embed::cpu::avx2 {
+namespace {
+
+constexpr int kMR = 6;
+constexpr int kNR = 16;
+constexpr int64_t kKC = 256;         // k-block: a multiple of every block size (32, 256)
+constexpr int64_t kMaxPanels = 16;   // panels packed at once per thread (<= 256 KiB at kKC)
+
+template <int MR>
+inline void micro_kernel(int64_t kc, const float* a, int64_t lda, const float* b, float* c, int64_t ldc, int n_valid) {
+  __m256 acc0[MR], acc1[MR];
+  for (int r = 0; r < MR; r++) acc0[r] = acc1[r] = _mm256_setzero_ps();
+  for (int64_t p = 0; p < kc; p++) {
+    const __m256 b0 = _mm256_load_ps(b + p * kNR), b1 = _mm256_load_ps(b + p * kNR + 8);
+    for (int r = 0; r < MR; r++) {
+      const __m256 ar = _mm256_broadcast_ss(a + r * lda + p);
+      acc0[r] = _mm256_fmadd_ps(ar, b0, acc0[r]);
+      acc1[r] = _mm256_fmadd_ps(ar, b1, acc1[r]);
+    }
+  }
+  if (n_valid == kNR) {
+    for (int r = 0; r < MR; r++) {
+      float* cr = c + r * ldc;
+      _mm256_storeu_ps(cr, _mm256_add_ps(_mm256_loadu_ps(cr), acc0[r]));
+      _mm256_storeu_ps(cr + 8, _mm256_add_ps(_mm256_loadu_ps(cr + 8), acc1[r]));
+    }
+    return;
+  }
+  const __m256i m0 = tail_mask(std::min(n_valid, 8)), m1 = tail_mask(std::max(n_valid - 8, 0));
+  for (int r = 0; r < MR; r++) {
+    float* cr = c + r * ldc;
+    _mm256_maskstore_ps(cr, m0, _mm256_add_ps(_mm256_maskload_ps(cr, m0), acc0[r]));
+    _mm256_maskstore_ps(cr + 8, m1, _mm256_add_ps(_mm256_maskload_ps(cr + 8, m1), acc1[r]));
+  }
+}
+
+using KernelFn = void (*)(int64_t, const float*, int64_t, const float*, float*, int64_t, int);
+constexpr KernelFn kKernels[kMR + 1] = {nullptr, micro_kernel<1>, micro_kernel<2>, micro_kernel<3>,
+                                        micro_kernel<4>, micro_kernel<5>, micro_kernel<6>};
+
+// Decodes weight rows [j0, j0 + 16) x [k0, k0 + kc) and stores them transposed as panel[kc][16];
+// rows past n are zero.
+void pack_panel(const Tensor& w, int64_t j0, int64_t k0, int64_t kc, float* panel, float* tmp) {
+  const int64_t n = w.rows;
+  const size_t rb = w.row_bytes();
+  for (int r = 0; r < kNR; r++) {
+    float* dst = tmp + r * kc;
+    if (j0 + r < n) decode_row_segment(w.dtype, static_cast<const char*>(w.data) + (j0 + r) * rb, k0, kc, dst);
+    else std::fill(dst, dst + kc, 0.0f);
+  }
+  for (int64_t p = 0; p < kc; p++)
+    for (int r = 0; r < kNR; r++) panel[p * kNR + r] = tmp[r * kc + p];
+}
+
+struct Scratch {
+  std::vector<float, std::allocator<float>> panels, tmp;
+  float* aligned_panels(size_t n) {
+    panels.resize(n + 8);
+    auto addr = reinterpret_cast<uintptr_t>(panels.data());
+    return reinterpret_cast<float*>((addr + 31) & ~uintptr_t{31});
+  }
+};
+
+}  // namespace
+
+void matmul(const MatmulArgs& a, ThreadPool& pool) {
+  const int64_t m = a.x.rows, k = a.x.cols, n = a.w.rows;
+  const float* x = a.x.ptr<const float>();
+  float* y = a.y.ptr<float>();
+  const float* bias = a.bias.empty() ? nullptr : a.bias.ptr<const float>();
+  const int64_t n_panels = (n + kNR - 1) / kNR;
+  const int64_t per_task = std::clamp<int64_t>((n_panels + pool.size() - 1) / pool.size(), 1, kMaxPanels);
+  const int64_t n_tasks = (n_panels + per_task - 1) / per_task;
+
+  pool.run(n_tasks, [&](int64_t task) {
+    thread_local Scratch scratch;
+    const int64_t p0 = task * per_task, p1 = std::min(n_panels, p0 + per_task);
+    const int64_t j0 = p0 * kNR, j1 = std::min(n, p1 * kNR);
+    // Initialise this task's columns: y = (accumulate ? y : 0) + bias.
+    for (int64_t i = 0; i < m; i++) {
+      float* yr = y + i * n;
+      for (int64_t j = j0; j < j1; j++) yr[j] = (a.accumulate ? yr[j] : 0.0f) + (bias ? bias[j] : 0.0f);
+    }
+    const int64_t panel_floats = kKC * kNR;
+    float* panels = scratch.aligned_panels(static_cast<size_t>((p1 - p0) * panel_floats));
+    scratch.tmp.resize(static_cast<size_t>(kKC * kNR));
+    for (int64_t k0 = 0; k0 < k; k0 += kKC) {
+      const int64_t kc = std::min(kKC, k - k0);
+      for (int64_t p = p0; p < p1; p++) pack_panel(a.w, p * kNR, k0, kc, panels + (p - p0) * panel_floats, scratch.tmp.data());
+      for (int64_t i = 0; i < m; i += kMR) {
+        const int mr = static_cast<int>(std::min<int64_t>(kMR, m - i));
+        for (int64_t p = p0; p < p1; p++) {
+          const int64_t j = p * kNR;
+          const int nv = static_cast<int>(std::min<int64_t>(kNR, n - j));
+          kKernels[mr](kc, x + i * k + k0, k, panels + (p - p0) * panel_floats, y + i * n + j, n, nv);
+        }
+      }
+    }
+  });
+}
+
+}  // namespace embed::cpu::avx2

@@ -1,0 +1,50 @@
+// Reference attention over packed sequences: full score row per query, softmax in double.
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "cpu/ref/ref.h"
+
+namespace embed::cpu::ref {
+
+void attention(const AttentionArgs& a) {
+  const int group = a.n_heads / a.n_kv_heads;
+  const int64_t qs = a.q.cols, ks = a.k.cols, vs = a.v.cols, os = a.out.cols;
+  std::vector<double> p;
+  for (int s = 0; s < a.n_seqs; s++) {
+    const int begin = a.cu_seqlens_host[s], end = a.cu_seqlens_host[s + 1];
+    for (int h = 0; h < a.n_heads; h++) {
+      const int kvh = h / group;
+      for (int i = begin; i < end; i++) {
+        const float* q = a.q.ptr<const float>() + i * qs + h * a.d_head;
+        p.assign(static_cast<size_t>(end - begin), -std::numeric_limits<double>::infinity());
+        double mx = -std::numeric_limits<double>::infinity();
+        for (int j = begin; j < end; j++) {
+          const int qi = i - begin, kj = j - begin;
+          if (a.causal && kj > qi) continue;
+          if (a.window_left >= 0 && qi - kj > a.window_left) continue;
+          if (a.window_right >= 0 && kj - qi > a.window_right) continue;
+          const float* k = a.k.ptr<const float>() + j * ks + kvh * a.d_head;
+          double dot = 0;
+          for (int d = 0; d < a.d_head; d++) dot += static_cast<double>(q[d]) * k[d];
+          p[static_cast<size_t>(kj)] = dot * a.scale;
+          mx = std::max(mx, p[static_cast<size_t>(kj)]);
+        }
+        double sum = 0;
+        for (double& v : p) {
+          v = std::isinf(v) ? 0.0 : std::exp(v - mx);
+          sum += v;
+        }
+        float* o = a.out.ptr<float>() + i * os + h * a.d_head;
+        for (int d = 0; d < a.d_head; d++) {
+          double acc = 0;
+          for (int j = begin; j < end; j++)
+            acc += p[static_cast<size_t>(j - begin)] * a.v.ptr<const float>()[j * vs + kvh * a.d_head + d];
+          o[d] = static_cast<float>(sum > 0 ? acc / sum : 0.0);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace embed::cpu::ref

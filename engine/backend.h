@@ -1,0 +1,239 @@
+// The Backend interface: memory and coarse op-level kernels, each taking one args struct.
+// cpu/ and cuda/ implement it; model code reaches it only through engine/ops.h front-doors,
+// which check shapes and dtypes once. No CUDA or SIMD header may be included here.
+//
+// Conventions for every op:
+// - Tensors are 2-D row-major views (engine/tensor.h); shapes are written outer -> inner.
+// - Activations are F32. Index arrays (ids, positions, cu_seqlens) are I32 in device memory;
+//   ops that need them on the host for scheduling also get a host copy.
+// - "may alias" says when an output may be the same memory as an input.
+// - Ops are asynchronous with respect to the host on devices that can be; sync() waits.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "engine/tensor.h"
+
+namespace embed {
+
+enum class Op {
+  Gather, Matmul, LayerNorm, RmsNorm, Rope, Attention, Activation, Glu, Add, Scale, Pool, Softmax, Normalize,
+};
+const char* op_name(Op op);
+
+enum class Activation { GeluErf, GeluTanh, Silu, Tanh, Relu };
+enum class RopeMode { Norm, Neox };  // Norm rotates (2i, 2i+1); Neox rotates (i, i + n_rot/2)
+enum class PoolKind { Mean, First, Last };
+
+// out[t, :] (+)= scale * table[ids[t], :] decoded to f32.
+struct GatherArgs {
+  Tensor table;                    // [n_vocab, d_model] F32/F16/BF16/Q8_0/Q4_K/... rows
+  const int32_t* ids = nullptr;    // [n_tokens] device; every id already checked < n_vocab
+  int64_t n_tokens = 0;
+  Tensor out;                      // [n_tokens, d_model] F32
+  float scale = 1.0f;
+  bool accumulate = false;         // add into out instead of overwriting (position embeddings)
+};
+
+// y[m, n] (+)= x[m, k] . w[n, k]^T + bias[n]
+struct MatmulArgs {
+  Tensor x;                        // [m, k] F32
+  Tensor w;                        // [n, k] any weight dtype; rows contiguous along k
+  Tensor bias;                     // [1, n] F32, or empty
+  Tensor y;                        // [m, n] F32; must not alias x
+  bool accumulate = false;         // y += result: fuses the residual add
+};
+
+// y = (x - mean) / sqrt(var + eps) * weight + bias, per row.
+struct LayerNormArgs {
+  Tensor x;                        // [rows, cols] F32
+  Tensor weight;                   // [1, cols] F32
+  Tensor bias;                     // [1, cols] F32, or empty
+  Tensor y;                        // [rows, cols] F32; may alias x
+  float eps = 1e-12f;
+};
+
+// y = x / sqrt(mean(x^2) + eps) * weight, per row (rows may be heads: [n_tokens*n_heads, d_head]).
+struct RmsNormArgs {
+  Tensor x;                        // [rows, cols] F32
+  Tensor weight;                   // [1, cols] F32
+  Tensor y;                        // [rows, cols] F32; may alias x
+  float eps = 1e-6f;
+};
+
+// In-place rotary embedding of the first n_rot dims of every head.
+struct RopeArgs {
+  Tensor x;                        // [n_tokens, n_heads * d_head] F32, rotated in place
+  const int32_t* positions = nullptr;  // [n_tokens] device
+  int n_heads = 0;
+  int d_head = 0;
+  int n_rot = 0;                   // even, <= d_head
+  RopeMode mode = RopeMode::Neox;
+  float freq_base = 10000.0f;
+  float freq_scale = 1.0f;         // linear scaling: position * freq_scale
+};
+
+// Scaled dot-product attention over packed sequences: token t of sequence s attends only to
+// tokens of s, subject to the causal flag and the window. Query i sees key j iff
+// (!causal || j <= i) && (window_left < 0 || i - j <= window_left) && (window_right < 0 || j - i <= window_right).
+struct AttentionArgs {
+  Tensor q;                        // [n_tokens, n_heads * d_head] F32
+  Tensor k;                        // [n_tokens, n_kv_heads * d_head] F32
+  Tensor v;                        // [n_tokens, n_kv_heads * d_head] F32
+  Tensor out;                      // [n_tokens, n_heads * d_head] F32; must not alias q/k/v
+  const int32_t* cu_seqlens = nullptr;       // [n_seqs + 1] device: sequence s is [cu[s], cu[s+1])
+  const int32_t* cu_seqlens_host = nullptr;  // the same, on the host
+  int n_seqs = 0;
+  int max_seqlen = 0;
+  int n_heads = 0;
+  int n_kv_heads = 0;              // n_heads % n_kv_heads == 0 (grouped-query)
+  int d_head = 0;
+  float scale = 1.0f;              // applied to q.k before the softmax
+  bool causal = false;
+  int window_left = -1;            // -1: unlimited
+  int window_right = -1;
+};
+
+// y = act(x), elementwise.
+struct ActivationArgs {
+  Tensor x;                        // [rows, cols] F32
+  Tensor y;                        // same shape; may alias x
+  Activation act = Activation::GeluErf;
+};
+
+// y = act(gate) * up, elementwise (SwiGLU with Silu, GeGLU with Gelu*).
+struct GluArgs {
+  Tensor gate;                     // [rows, cols] F32
+  Tensor up;                       // [rows, cols] F32
+  Tensor y;                        // [rows, cols] F32; may alias gate or up
+  Activation act = Activation::Silu;
+};
+
+// y = a + b, elementwise; b may also be a single row broadcast over a's rows.
+struct AddArgs {
+  Tensor a;                        // [rows, cols] F32
+  Tensor b;                        // [rows, cols] or [1, cols] F32
+  Tensor y;                        // [rows, cols] F32; may alias a or b
+};
+
+// y = x * factor.
+struct ScaleArgs {
+  Tensor x;
+  Tensor y;                        // may alias x
+  float factor = 1.0f;
+};
+
+// One row per sequence: mean over its tokens (weighted if token_weights), or its first/last token.
+struct PoolArgs {
+  Tensor x;                        // [n_tokens, d] F32
+  const int32_t* cu_seqlens = nullptr;       // [n_seqs + 1] device
+  const int32_t* cu_seqlens_host = nullptr;  // host copy
+  int n_seqs = 0;
+  PoolKind kind = PoolKind::Mean;
+  const float* token_weights = nullptr;  // [n_tokens] device, Mean only; null = all 1. A
+                                         // sequence whose weights sum to 0 pools to zeros.
+  Tensor y;                        // [n_seqs, d] F32
+};
+
+// Row-wise softmax (numerically stable), in place allowed.
+struct SoftmaxArgs {
+  Tensor x;                        // [rows, cols] F32
+  Tensor y;                        // may alias x
+};
+
+// y[r, :dims] = x[r, :dims] / norm_p(x[r, :dims]) with llama.cpp's embd_normalize codes:
+// p = -1 none, 0 max-abs scaled to int16 range (x * 32760 / max|x|), 1 L1, 2 L2, p > 2 p-norm.
+// A zero row stays zero.
+struct NormalizeArgs {
+  Tensor x;                        // [rows, cols] F32
+  Tensor y;                        // [rows, dims] F32; may alias x only when dims == cols
+  int dims = 0;                    // 0 < dims <= cols: Matryoshka truncation before normalizing
+  int p = 2;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual Device device() const = 0;
+  virtual std::string name() const = 0;
+
+  // ---- memory ----
+  virtual void* alloc(size_t bytes) = 0;        // throws Error(OutOfMemory)
+  virtual void free(void* p) = 0;
+  virtual void upload(void* dst, const void* src, size_t bytes) = 0;    // host -> backend
+  virtual void download(void* dst, const void* src, size_t bytes) = 0;  // backend -> host (syncs)
+  virtual void sync() = 0;
+  // Makes a weight usable by kernels: the CPU returns the host view itself (zero copy from the
+  // mmap); a device backend copies it (and may convert its layout once).
+  virtual Tensor load_weight(const Tensor& host) = 0;
+  virtual void release_weight(const Tensor& t) = 0;
+
+  // ---- capability ----
+  // Whether `op` accepts `dtype` for its weight/table operand (activations are always F32).
+  virtual bool supports(Op op, DType dtype) const = 0;
+
+  // ---- kernels ----
+  virtual void gather(const GatherArgs& a) = 0;
+  virtual void matmul(const MatmulArgs& a) = 0;
+  virtual void layer_norm(const LayerNormArgs& a) = 0;
+  virtual void rms_norm(const RmsNormArgs& a) = 0;
+  virtual void rope(const RopeArgs& a) = 0;
+  virtual void attention(const AttentionArgs& a) = 0;
+  virtual void activation(const ActivationArgs& a) = 0;
+  virtual void glu(const GluArgs& a) = 0;
+  virtual void add(const AddArgs& a) = 0;
+  virtual void scale(const ScaleArgs& a) = 0;
+  virtual void pool(const PoolArgs& a) = 0;
+  virtual void softmax(const SoftmaxArgs& a) = 0;
+  virtual void normalize(const NormalizeArgs& a) = 0;
+};
+
+// Owning device buffer (RAII over Backend::alloc/free).
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  DeviceBuffer(Backend* b, size_t bytes) : backend_(b), bytes_(bytes), ptr_(bytes ? b->alloc(bytes) : nullptr) {}
+  DeviceBuffer(DeviceBuffer&& o) noexcept { *this = std::move(o); }
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+    if (this != &o) {
+      reset();
+      backend_ = o.backend_;
+      bytes_ = o.bytes_;
+      ptr_ = o.ptr_;
+      o.ptr_ = nullptr;
+      o.bytes_ = 0;
+    }
+    return *this;
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  ~DeviceBuffer() { reset(); }
+  void reset() {
+    if (ptr_) backend_->free(ptr_);
+    ptr_ = nullptr;
+    bytes_ = 0;
+  }
+  void* data() const { return ptr_; }
+  size_t bytes() const { return bytes_; }
+
+ private:
+  Backend* backend_ = nullptr;
+  size_t bytes_ = 0;
+  void* ptr_ = nullptr;
+};
+
+struct BackendOptions {
+  Device device = Device::Cpu;
+  int threads = 0;           // CPU: worker threads, 0 = hardware concurrency
+  bool force_scalar = false; // CPU: use the scalar reference kernels (tests, CPUs without AVX2)
+  int cuda_device = 0;
+};
+
+// engine/backend_registry.cpp: the only place that knows which backends were compiled in.
+std::unique_ptr<Backend> create_backend(const BackendOptions& options);
+bool backend_available(Device d, std::string* why_not = nullptr);
+
+}  // namespace embed

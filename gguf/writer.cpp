@@ -1,0 +1,180 @@
+// GGUF v3 writer: header, key-values, tensor directory, aligned data.
+#include "gguf/writer.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+namespace embed::gguf {
+namespace {
+
+template <class T> void append(std::vector<uint8_t>& out, T v) {
+  const size_t at = out.size();
+  out.resize(at + sizeof(T));
+  std::memcpy(out.data() + at, &v, sizeof(T));
+}
+
+void append_string(std::vector<uint8_t>& out, const std::string& s) {
+  append<uint64_t>(out, s.size());
+  out.insert(out.end(), s.begin(), s.end());
+}
+
+uint64_t padded(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
+
+struct VectorSink {
+  std::vector<uint8_t>& out;
+  void write(const void* p, size_t n) {
+    const auto* b = static_cast<const uint8_t*>(p);
+    out.insert(out.end(), b, b + n);
+  }
+};
+
+struct FileSink {
+  std::FILE* f;
+  std::string path;
+  void write(const void* p, size_t n) {
+    if (n && std::fwrite(p, 1, n, f) != n) fail(ErrorKind::Io, path + ": write failed");
+  }
+};
+
+}  // namespace
+
+Writer::Writer(uint32_t alignment) : alignment_(alignment) {
+  EMBED_CHECK(alignment && (alignment & (alignment - 1)) == 0, "alignment must be a power of two");
+  if (alignment != kDefaultAlignment) set<uint32_t>("general.alignment", alignment);
+}
+
+void Writer::put(const std::string& key, ValueType type, std::vector<uint8_t> payload) {
+  for (Entry& e : kvs_)
+    if (e.key == key) {
+      e.type = type;
+      e.payload = std::move(payload);
+      return;
+    }
+  kvs_.push_back(Entry{key, type, std::move(payload)});
+}
+
+template <class T> void Writer::set(const std::string& key, T value) {
+  std::vector<uint8_t> p;
+  if constexpr (std::is_same_v<T, bool>) append<uint8_t>(p, value ? 1 : 0);
+  else append<T>(p, value);
+  put(key, value_type_of<T>(), std::move(p));
+}
+
+void Writer::set_string(const std::string& key, const std::string& value) {
+  std::vector<uint8_t> p;
+  append_string(p, value);
+  put(key, ValueType::STRING, std::move(p));
+}
+
+template <class T> void Writer::set_array(const std::string& key, const std::vector<T>& values) {
+  std::vector<uint8_t> p;
+  append<uint32_t>(p, static_cast<uint32_t>(value_type_of<T>()));
+  append<uint64_t>(p, values.size());
+  for (const T& v : values) {
+    if constexpr (std::is_same_v<T, bool>) append<uint8_t>(p, v ? 1 : 0);
+    else append<T>(p, v);
+  }
+  put(key, ValueType::ARRAY, std::move(p));
+}
+
+void Writer::set_string_array(const std::string& key, const std::vector<std::string>& values) {
+  std::vector<uint8_t> p;
+  append<uint32_t>(p, static_cast<uint32_t>(ValueType::STRING));
+  append<uint64_t>(p, values.size());
+  for (const std::string& v : values) append_string(p, v);
+  put(key, ValueType::ARRAY, std::move(p));
+}
+
+void Writer::add_tensor(const std::string& name, TensorType type, const std::vector<int64_t>& ne, const void* data,
+                        size_t nbytes) {
+  const auto* b = static_cast<const uint8_t*>(data);
+  add_tensor(name, type, ne, std::vector<uint8_t>(b, b + nbytes));
+}
+
+void Writer::add_tensor(const std::string& name, TensorType type, const std::vector<int64_t>& ne, std::vector<uint8_t> data) {
+  EMBED_CHECK(!ne.empty() && ne.size() <= kMaxDims, "tensor rank must be 1..4");
+  int64_t rows = 1;
+  for (size_t i = 1; i < ne.size(); i++) rows *= ne[i];
+  const size_t expect = row_bytes(type, ne[0]) * static_cast<size_t>(rows);
+  if (data.size() != expect)
+    fail(ErrorKind::InvalidArgument, "gguf writer: tensor '" + name + "' has " + std::to_string(data.size()) +
+                                         " bytes, its type and shape need " + std::to_string(expect));
+  tensors_.push_back(Tensor{name, type, ne, std::move(data)});
+}
+
+template <class Sink> void Writer::emit(Sink& sink) const {
+  std::vector<uint8_t> head;
+  head.insert(head.end(), {'G', 'G', 'U', 'F'});
+  append<uint32_t>(head, 3);
+  append<int64_t>(head, static_cast<int64_t>(tensors_.size()));
+  append<int64_t>(head, static_cast<int64_t>(kvs_.size()));
+  for (const Entry& e : kvs_) {
+    append_string(head, e.key);
+    append<uint32_t>(head, static_cast<uint32_t>(e.type));
+    head.insert(head.end(), e.payload.begin(), e.payload.end());
+  }
+  uint64_t offset = 0;
+  for (const Tensor& t : tensors_) {
+    append_string(head, t.name);
+    append<uint32_t>(head, static_cast<uint32_t>(t.ne.size()));
+    for (int64_t d : t.ne) append<int64_t>(head, d);
+    append<uint32_t>(head, static_cast<uint32_t>(t.type));
+    append<uint64_t>(head, offset);
+    offset = padded(offset + t.data.size(), alignment_);
+  }
+  if (!tensors_.empty()) head.resize(padded(head.size(), alignment_), 0);
+  sink.write(head.data(), head.size());
+  static const uint8_t zeros[4096] = {};
+  for (const Tensor& t : tensors_) {
+    sink.write(t.data.data(), t.data.size());
+    size_t pad = padded(t.data.size(), alignment_) - t.data.size();
+    while (pad) {
+      const size_t n = std::min(pad, sizeof(zeros));
+      sink.write(zeros, n);
+      pad -= n;
+    }
+  }
+}
+
+std::vector<uint8_t> Writer::to_bytes() const {
+  std::vector<uint8_t> out;
+  VectorSink sink{out};
+  emit(sink);
+  return out;
+}
+
+void Writer::write_file(const std::string& path) const {
+  const std::string tmp = path + ".tmp";
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f) fail(ErrorKind::Io, tmp + ": cannot create: " + std::strerror(errno));
+  FileSink sink{f, tmp};
+  try {
+    emit(sink);
+  } catch (...) {
+    std::fclose(f);
+    std::remove(tmp.c_str());
+    throw;
+  }
+  if (std::fclose(f) != 0) fail(ErrorKind::Io, tmp + ": write failed");
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) fail(ErrorKind::Io, path + ": cannot rename from " + tmp);
+}
+
+#define EMBED_WRITER_INSTANTIATE(T)                                   \
+  template void Writer::set<T>(const std::string&, T);               \
+  template void Writer::set_array<T>(const std::string&, const std::vector<T>&);
+EMBED_WRITER_INSTANTIATE(uint8_t)
+EMBED_WRITER_INSTANTIATE(int8_t)
+EMBED_WRITER_INSTANTIATE(uint16_t)
+EMBED_WRITER_INSTANTIATE(int16_t)
+EMBED_WRITER_INSTANTIATE(uint32_t)
+EMBED_WRITER_INSTANTIATE(int32_t)
+EMBED_WRITER_INSTANTIATE(uint64_t)
+EMBED_WRITER_INSTANTIATE(int64_t)
+EMBED_WRITER_INSTANTIATE(float)
+EMBED_WRITER_INSTANTIATE(double)
+EMBED_WRITER_INSTANTIATE(bool)
+#undef EMBED_WRITER_INSTANTIATE
+
+}  // namespace embed::gguf

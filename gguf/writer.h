@@ -1,0 +1,51 @@
+// GGUF writer (version 3, little-endian) for tests, fixtures and the HF converter.
+// Produces files that gguf-py and llama.cpp read; validates nothing about models.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "gguf/file.h"
+
+namespace embed::gguf {
+
+class Writer {
+ public:
+  explicit Writer(uint32_t alignment = kDefaultAlignment);
+
+  // Scalars: the C++ type picks the GGUF type (uint32_t -> u32, float -> f32, ...).
+  template <class T> void set(const std::string& key, T value);
+  void set_string(const std::string& key, const std::string& value);
+  template <class T> void set_array(const std::string& key, const std::vector<T>& values);
+  void set_string_array(const std::string& key, const std::vector<std::string>& values);
+
+  // ne in ggml order (ne[0] contiguous). `data` is copied; its size must match type and shape.
+  void add_tensor(const std::string& name, TensorType type, const std::vector<int64_t>& ne, const void* data, size_t nbytes);
+  void add_tensor(const std::string& name, TensorType type, const std::vector<int64_t>& ne, std::vector<uint8_t> data);
+
+  std::vector<uint8_t> to_bytes() const;
+  void write_file(const std::string& path) const;  // writes to path.tmp then renames
+
+ private:
+  struct Entry {
+    std::string key;
+    ValueType type;
+    std::vector<uint8_t> payload;  // encoded value bytes (after the type field)
+  };
+  struct Tensor {
+    std::string name;
+    TensorType type;
+    std::vector<int64_t> ne;
+    std::vector<uint8_t> data;
+  };
+  void put(const std::string& key, ValueType type, std::vector<uint8_t> payload);
+  template <class Sink> void emit(Sink& sink) const;
+
+  uint32_t alignment_;
+  std::vector<Entry> kvs_;
+  std::vector<Tensor> tensors_;
+};
+
+}  // namespace embed::gguf

@@ -1,0 +1,22 @@
+// The `embed` command's subcommands: options structs and entry points. The CLI is a thin layer
+// over the library; each run_* returns the process exit code (see docs/cli.md).
+#pragma once
+
+#include <string>
+
+namespace embed::cli {
+
+// Exit codes (documented in docs/cli.md).
+constexpr int kExitOk = 0;
+constexpr int kExitFailure = 1;       // the engine failed (model, device, internal)
+constexpr int kExitUsage = 2;         // bad flags or arguments
+constexpr int kExitInput = 3;         // bad input data (a line that cannot be embedded)
+constexpr int kExitIo = 4;            // a file could not be read or written
+
+struct InfoOptions {
+  std::string model;
+  bool all_tensors = false;
+};
+int run_info(const InfoOptions& o);
+
+}  // namespace embed::cli

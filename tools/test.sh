@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# The whole test suite, exactly as CI runs it (README command 2, .ci/run):
+# install packages, build, fetch the real models into the cache, run every ctest label but
+# `cuda` (CUDA tests skip themselves without a GPU anyway), then fuzz the GGUF reader briefly.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+tools/setup.sh
+jobs="${EMBED_JOBS:-$(nproc)}"
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
+cmake --build build -j "$jobs"
+
+# Real weights for the model tests (cached; never committed).
+export EMBED_MINILM_DIR="$(tools/models.sh minilm)"
+export EMBED_GEMMA_GGUF="$(tools/models.sh gemma3-270m)"
+
+ctest --test-dir build -LE cuda --output-on-failure -j "$jobs"
+
+if [ -x tools/fuzz/run.sh ]; then
+  tools/fuzz/run.sh "${EMBED_FUZZ_SECONDS:-60}"
+fi
+echo "test.sh: all tests passed"
