@@ -27,6 +27,13 @@ int main(int argc, char** argv) {
   CLI::App* info_cmd = app.add_subcommand("info", "Describe a GGUF file: architecture, hyperparameters, tokenizer, tensors");
   info_cmd->add_option("model", info.model, "GGUF file")->required();
   info_cmd->add_flag("--all-tensors", info.all_tensors, "List the tensors of every block");
+  embed::cli::ConvertOptions convert;
+  CLI::App* convert_cmd = app.add_subcommand("convert", "Convert a HuggingFace / sentence-transformers folder to GGUF");
+  convert_cmd->add_option("model_dir", convert.model_dir, "Folder with config.json, tokenizer.json, model.safetensors")->required();
+  convert_cmd->add_option("output", convert.out_path, "GGUF file to write")->required();
+  convert_cmd->add_option("--type", convert.type, "Weight type: f32, f16, bf16 or q8_0 (norms and biases stay f32)")
+      ->capture_default_str();
+  convert_cmd->add_option("--name", convert.name, "general.name (default: the folder's name)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -34,6 +41,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (info_cmd->parsed()) return embed::cli::run_info(info);
+    if (convert_cmd->parsed()) return embed::cli::run_convert(convert);
   } catch (const embed::Error& e) {
     std::fprintf(stderr, "embed: error: %s\n", e.what());
     return exit_code_for(e);
