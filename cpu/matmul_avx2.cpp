@@ -18,32 +18,45 @@ constexpr int kNR = 16;
 constexpr int64_t kKC = 256;         // k-block: a multiple of every block size (32, 256)
 constexpr int64_t kMaxPanels = 16;   // panels packed at once per thread (<= 256 KiB at kKC)
 
+// Accumulators are named variables, not arrays: GCC keeps arrays of __m256 on the stack when a
+// later loop indexes them, which costs a store per FMA.
 template <int MR>
 inline void micro_kernel(int64_t kc, const float* a, int64_t lda, const float* b, float* c, int64_t ldc, int n_valid) {
-  __m256 acc0[MR], acc1[MR];
-  for (int r = 0; r < MR; r++) acc0[r] = acc1[r] = _mm256_setzero_ps();
-  for (int64_t p = 0; p < kc; p++) {
-    const __m256 b0 = _mm256_load_ps(b + p * kNR), b1 = _mm256_load_ps(b + p * kNR + 8);
-    for (int r = 0; r < MR; r++) {
-      const __m256 ar = _mm256_broadcast_ss(a + r * lda + p);
-      acc0[r] = _mm256_fmadd_ps(ar, b0, acc0[r]);
-      acc1[r] = _mm256_fmadd_ps(ar, b1, acc1[r]);
-    }
+  __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
+  __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+  const float* a0 = a;
+  const float* a1 = a + lda;
+  const float* a2 = a + 2 * lda;
+  const float* a3 = a + 3 * lda;
+  const float* a4 = a + 4 * lda;
+  const float* a5 = a + 5 * lda;
+  for (int64_t p = 0; p < kc; p++, b += kNR) {
+    const __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8);
+#define EMBED_ROW(r)                                          \
+  if constexpr (MR > r) {                                     \
+    const __m256 ar = _mm256_broadcast_ss(a##r + p);          \
+    c##r##0 = _mm256_fmadd_ps(ar, b0, c##r##0);               \
+    c##r##1 = _mm256_fmadd_ps(ar, b1, c##r##1);               \
   }
-  if (n_valid == kNR) {
-    for (int r = 0; r < MR; r++) {
-      float* cr = c + r * ldc;
-      _mm256_storeu_ps(cr, _mm256_add_ps(_mm256_loadu_ps(cr), acc0[r]));
-      _mm256_storeu_ps(cr + 8, _mm256_add_ps(_mm256_loadu_ps(cr + 8), acc1[r]));
-    }
-    return;
+    EMBED_ROW(0) EMBED_ROW(1) EMBED_ROW(2) EMBED_ROW(3) EMBED_ROW(4) EMBED_ROW(5)
+#undef EMBED_ROW
   }
   const __m256i m0 = tail_mask(std::min(n_valid, 8)), m1 = tail_mask(std::max(n_valid - 8, 0));
-  for (int r = 0; r < MR; r++) {
-    float* cr = c + r * ldc;
-    _mm256_maskstore_ps(cr, m0, _mm256_add_ps(_mm256_maskload_ps(cr, m0), acc0[r]));
-    _mm256_maskstore_ps(cr + 8, m1, _mm256_add_ps(_mm256_maskload_ps(cr + 8, m1), acc1[r]));
-  }
+  auto store = [&](float* cr, __m256 lo, __m256 hi) {
+    if (n_valid == kNR) {
+      _mm256_storeu_ps(cr, _mm256_add_ps(_mm256_loadu_ps(cr), lo));
+      _mm256_storeu_ps(cr + 8, _mm256_add_ps(_mm256_loadu_ps(cr + 8), hi));
+    } else {
+      _mm256_maskstore_ps(cr, m0, _mm256_add_ps(_mm256_maskload_ps(cr, m0), lo));
+      _mm256_maskstore_ps(cr + 8, m1, _mm256_add_ps(_mm256_maskload_ps(cr + 8, m1), hi));
+    }
+  };
+  store(c, c00, c01);
+  if constexpr (MR > 1) store(c + ldc, c10, c11);
+  if constexpr (MR > 2) store(c + 2 * ldc, c20, c21);
+  if constexpr (MR > 3) store(c + 3 * ldc, c30, c31);
+  if constexpr (MR > 4) store(c + 4 * ldc, c40, c41);
+  if constexpr (MR > 5) store(c + 5 * ldc, c50, c51);
 }
 
 using KernelFn = void (*)(int64_t, const float*, int64_t, const float*, float*, int64_t, int);

@@ -15,6 +15,7 @@
 #include <memory>
 #include <string>
 
+#include "engine/error.h"
 #include "engine/tensor.h"
 
 namespace embed {

@@ -10,17 +10,12 @@
 #include <map>
 
 #include "engine/error.h"
+#include "tokenizer/hf_import.h"
 #include "tools/convert/hf_folder.h"
 #include "tools/convert/metadata.h"
 #include "tools/convert/safetensors.h"
 #include "tools/convert/tensor_map.h"
 
-#if __has_include("tokenizer/hf_import.h")
-#include "tokenizer/hf_import.h"
-#define EMBED_CONVERT_HAS_VOCAB 1
-#else
-#define EMBED_CONVERT_HAS_VOCAB 0
-#endif
 
 namespace embed::convert {
 namespace {
@@ -205,13 +200,7 @@ gguf::Writer build_gguf(const ConvertOptions& o, ConvertSummary* summary) {
   meta.name = o.name.empty() ? folder_name(o.model_dir) : o.name;
   if (classifier) meta.classifier_labels = classifier_labels(m, n_labels);
   write_model_metadata(meta, w);
-#if EMBED_CONVERT_HAS_VOCAB
-  s.tokenizer = tok::import_hf_tokenizer(o.model_dir, w);
-#else
-  // TODO(converter): the vocabulary (tokenizer.ggml.*) comes from tokenizer/hf_import.h, the
-  // tokenizer helper's import_hf_tokenizer (issue #3); this branch goes away when it is merged.
-  s.notes.push_back("vocabulary NOT written: this build lacks tokenizer/hf_import.h (llama.cpp cannot load the file)");
-#endif
+  s.tokenizer = tok::import_hf_tokenizer(o.model_dir, w);  // tokenizer.ggml.* (tokenizer/hf_import.h)
   for (PendingTensor& t : tensors) encode_into(t, o.type, w, s.n_params);
   w.set_string("general.size_label", size_label(s.n_params));
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Creates (once) the virtualenv with the pinned reference implementations used by tools/refgen/
 # and tools/bench/, and prints its python path. llama-cpp-python builds llama.cpp from source
-# (about 10 minutes on 2 cores). CI never runs this: reference data is committed.
+# (about 10 minutes on 2 cores) for AVX2/FMA/F16C, not -march=native: a native build uses AMX
+# tile instructions that some VMs do not enable (SIGILL). CI never runs this: reference data is committed.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 venv="${EMBED_REFGEN_VENV:-${EMBED_CACHE:-$HOME/.cache/embed}/venv-refgen}"
@@ -10,7 +11,7 @@ want="$(sha256sum "$here/requirements.txt" | cut -d' ' -f1)"
 if [ ! -x "$venv/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   python3 -m venv "$venv"
   "$venv/bin/python" -m pip install --quiet --upgrade pip >&2
-  CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=ON}" "$venv/bin/python" -m pip install --quiet -r "$here/requirements.txt" >&2
+  CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON}" "$venv/bin/python" -m pip install --quiet -r "$here/requirements.txt" >&2
   echo "$want" > "$stamp"
 fi
 echo "$venv/bin/python"

@@ -1,0 +1,87 @@
+// What every architecture provides to the engine: its description (ModelInfo), its rank head
+// recipe, and a forward pass that turns a packed batch into final hidden states. Architectures
+// live in engine/arch/<name>.cpp and are registered in engine/arch/registry.cpp.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/backend.h"
+#include "engine/workspace.h"
+
+namespace embed {
+namespace gguf {
+class File;
+}
+
+// llama.cpp's llama_pooling_type values (the `{arch}.pooling_type` key).
+enum class Pooling { None = 0, Mean = 1, Cls = 2, Last = 3, Rank = 4 };
+const char* pooling_name(Pooling p);
+bool parse_pooling(const std::string& s, Pooling* out);
+
+// How the rank (classifier) head reads the final hidden states; see engine/pooling.cpp.
+struct RankHead {
+  PoolKind token = PoolKind::First;          // which row feeds the head
+  Activation activation = Activation::Tanh;  // after `cls` (when present)
+  bool softmax = false;                      // over the n_cls_out logits (Qwen3-Reranker)
+  float norm_eps = 1e-12f;                   // of cls.norm (LayerNorm), when present
+};
+
+struct ModelInfo {
+  std::string arch;
+  int64_t n_vocab = 0;
+  int64_t d_model = 0;
+  int64_t n_layers = 0;
+  int64_t n_ctx_train = 0;     // longest input the model was trained for (max tokens per text)
+  bool causal = false;         // decoder-style attention (cls pooling cannot see the text)
+  Pooling default_pooling = Pooling::None;
+  RankHead rank_head;
+  // Classifier head (rank pooling); absent tensors are empty.
+  Tensor cls, cls_b, cls_norm, cls_norm_b, cls_out, cls_out_b;
+  std::vector<std::string> cls_labels;
+  // Matrices applied in order to pooled vectors (EmbeddingGemma's sentence-transformers Dense
+  // layers); the last one's rows give the output dimension.
+  std::vector<Tensor> post_pool;
+  int64_t n_embd_out() const { return post_pool.empty() ? d_model : post_pool.back().rows; }
+  int64_t n_cls_out() const { return cls_out.empty() ? (cls.empty() ? 0 : cls.rows) : cls_out.rows; }
+};
+
+// A packed batch on the device: tokens of all sequences back to back, no padding.
+struct BatchView {
+  int64_t n_tokens = 0;
+  int n_seqs = 0;
+  int max_seqlen = 0;
+  const int32_t* ids = nullptr;        // [n_tokens] device
+  const int32_t* positions = nullptr;  // [n_tokens] device, 0-based within each sequence
+  const int32_t* type_ids = nullptr;   // [n_tokens] device (token types / segments)
+  const int32_t* cu_seqlens = nullptr; // [n_seqs + 1] device
+  const int32_t* cu_seqlens_host = nullptr;
+};
+
+// Everything a forward pass may use: the backend, scratch memory, the batch.
+struct ForwardPass {
+  Backend& backend;
+  Workspace& ws;
+  const BatchView& batch;
+};
+
+class Architecture {
+ public:
+  virtual ~Architecture() = default;
+  const ModelInfo& info() const { return info_; }
+  // Writes the final hidden states [n_tokens, d_model] (after the final norm, if any) to `out`.
+  virtual void forward(ForwardPass& fp, Tensor out) const = 0;
+
+ protected:
+  ModelInfo info_;
+};
+
+class WeightLoader;
+using ArchFactory = std::unique_ptr<Architecture> (*)(const gguf::File& f, WeightLoader& w);
+
+// engine/arch/registry.cpp
+std::unique_ptr<Architecture> create_architecture(const gguf::File& f, WeightLoader& w);
+std::vector<std::string> supported_architectures();
+
+}  // namespace embed

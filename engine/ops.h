@@ -1,0 +1,42 @@
+// Op front-doors: the only way model code reaches a Backend. Each checks ranks, dtypes, shapes
+// and aliasing once (EMBED_CHECK: a violation is a programming error, never bad user input,
+// because weights and hyperparameters were validated at load), fills the args struct and calls
+// the backend.
+#pragma once
+
+#include "engine/backend.h"
+#include "engine/model.h"
+
+namespace embed::ops {
+
+// out (+)= scale * table[ids]
+void gather(ForwardPass& fp, const Tensor& table, const int32_t* ids, Tensor out, float scale = 1.0f, bool accumulate = false);
+// y (+)= x . w^T + bias (bias may be empty)
+void linear(ForwardPass& fp, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor y, bool accumulate = false);
+void layer_norm(ForwardPass& fp, const Tensor& x, const Tensor& w, const Tensor& b, Tensor y, float eps);
+void rms_norm(ForwardPass& fp, const Tensor& x, const Tensor& w, Tensor y, float eps);
+// Per-head RMSNorm of x [n_tokens, n_heads * d_head] with a [d_head] weight (Qwen3/Gemma q/k norm).
+void rms_norm_heads(ForwardPass& fp, Tensor x, const Tensor& w, int d_head, float eps);
+
+struct RopeSpec {
+  RopeMode mode = RopeMode::Neox;
+  int n_rot = 0;
+  float freq_base = 10000.0f;
+  float freq_scale = 1.0f;
+};
+void rope(ForwardPass& fp, Tensor x, int n_heads, int d_head, const RopeSpec& spec);
+
+struct AttentionSpec {
+  int n_heads = 0, n_kv_heads = 0, d_head = 0;
+  float scale = 1.0f;
+  bool causal = false;
+  int window_left = -1, window_right = -1;
+};
+void attention(ForwardPass& fp, const Tensor& q, const Tensor& k, const Tensor& v, Tensor out, const AttentionSpec& spec);
+
+void activation(ForwardPass& fp, const Tensor& x, Tensor y, Activation act);
+void glu(ForwardPass& fp, const Tensor& gate, const Tensor& up, Tensor y, Activation act);
+void add(ForwardPass& fp, const Tensor& a, const Tensor& b, Tensor y);
+void scale(ForwardPass& fp, const Tensor& x, Tensor y, float factor);
+
+}  // namespace embed::ops

@@ -1,0 +1,83 @@
+// Pooling, rank head, post-pool projections and normalization (llama.cpp build_pooling semantics;
+// BERT cross-encoders: tanh(cls . h[CLS]) then cls.output, as HF BertPooler + classifier).
+#include "engine/pooling.h"
+
+#include "engine/ops.h"
+
+namespace embed {
+namespace {
+
+Tensor pool_rows(ForwardPass& fp, const Tensor& hidden, PoolKind kind, const float* weights) {
+  Tensor out = fp.ws.f32(fp.batch.n_seqs, hidden.cols);
+  PoolArgs a;
+  a.x = hidden;
+  a.cu_seqlens = fp.batch.cu_seqlens;
+  a.cu_seqlens_host = fp.batch.cu_seqlens_host;
+  a.n_seqs = fp.batch.n_seqs;
+  a.kind = kind;
+  a.token_weights = kind == PoolKind::Mean ? weights : nullptr;
+  a.y = out;
+  fp.backend.pool(a);
+  return out;
+}
+
+Tensor rank_head(ForwardPass& fp, const ModelInfo& info, const Tensor& hidden) {
+  Tensor x = pool_rows(fp, hidden, info.rank_head.token, nullptr);
+  if (!info.cls.empty()) {
+    Tensor y = fp.ws.f32(x.rows, info.cls.rows);
+    ops::linear(fp, x, info.cls, info.cls_b, y);
+    ops::activation(fp, y, y, info.rank_head.activation);
+    x = y;
+  }
+  if (!info.cls_norm.empty()) ops::layer_norm(fp, x, info.cls_norm, info.cls_norm_b, x, info.rank_head.norm_eps);
+  if (!info.cls_out.empty()) {
+    Tensor y = fp.ws.f32(x.rows, info.cls_out.rows);
+    ops::linear(fp, x, info.cls_out, info.cls_out_b, y);
+    x = y;
+  }
+  if (info.rank_head.softmax) {
+    SoftmaxArgs a;
+    a.x = x;
+    a.y = x;
+    fp.backend.softmax(a);
+  }
+  return x;
+}
+
+}  // namespace
+
+int64_t pooled_width(const ModelInfo& info, Pooling pooling) {
+  if (pooling == Pooling::Rank) return info.n_cls_out();
+  if (pooling == Pooling::None) return info.d_model;
+  return info.n_embd_out();
+}
+
+Tensor pool_outputs(ForwardPass& fp, const ModelInfo& info, const Tensor& hidden, const PoolSpec& spec) {
+  Tensor x;
+  switch (spec.pooling) {
+    case Pooling::None: x = hidden; break;
+    case Pooling::Mean: x = pool_rows(fp, hidden, PoolKind::Mean, spec.token_weights); break;
+    case Pooling::Cls: x = pool_rows(fp, hidden, PoolKind::First, nullptr); break;
+    case Pooling::Last: x = pool_rows(fp, hidden, PoolKind::Last, nullptr); break;
+    case Pooling::Rank: x = rank_head(fp, info, hidden); break;
+  }
+  if (spec.pooling != Pooling::None && spec.pooling != Pooling::Rank) {
+    for (const Tensor& m : info.post_pool) {
+      Tensor y = fp.ws.f32(x.rows, m.rows);
+      ops::linear(fp, x, m, Tensor{}, y);
+      x = y;
+    }
+  }
+  const int dims = spec.dims > 0 ? spec.dims : static_cast<int>(x.cols);
+  EMBED_CHECK(dims <= x.cols, "pool_outputs: dims larger than the output width");
+  Tensor out = fp.ws.f32(x.rows, dims);
+  NormalizeArgs n;
+  n.x = x;
+  n.y = out;
+  n.dims = dims;
+  n.p = spec.normalize;
+  fp.backend.normalize(n);
+  return out;
+}
+
+}  // namespace embed

@@ -1,0 +1,78 @@
+// Loading a model (mmap + weights on a backend + architecture) and running one packed batch of
+// token sequences through it: the prefill-and-pool core under the public API. Validates every
+// input (empty sequences, token ids outside the vocabulary, lengths beyond the context, pooling
+// the model cannot do) before anything runs, and refuses non-finite outputs.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/model.h"
+#include "engine/pooling.h"
+#include "engine/weights.h"
+#include "gguf/file.h"
+
+namespace embed {
+
+// A loaded model: read-only after load, shared by every context (thread-safe to share).
+class LoadedModel {
+ public:
+  static std::shared_ptr<LoadedModel> load(const std::string& path, const BackendOptions& backend);
+  ~LoadedModel();
+  const gguf::File& file() const { return *file_; }
+  const ModelInfo& info() const { return arch_->info(); }
+  const Architecture& arch() const { return *arch_; }
+  const BackendOptions& backend_options() const { return backend_options_; }
+  // Token-type rows of the model (BERT segment embeddings); 1 when it has none.
+  int64_t n_token_types() const { return n_token_types_; }
+
+ private:
+  LoadedModel() = default;
+  std::unique_ptr<gguf::File> file_;
+  BackendOptions backend_options_;
+  std::unique_ptr<Backend> backend_;  // owns the weight buffers (device backends)
+  std::unique_ptr<WeightLoader> weights_;
+  std::unique_ptr<Architecture> arch_;
+  int64_t n_token_types_ = 1;
+};
+
+struct SequenceInput {
+  std::vector<int32_t> ids;
+  std::vector<int32_t> type_ids;  // empty = all 0
+  std::vector<uint8_t> special;   // 1 = special token (for mean pooling without specials); may be empty
+};
+
+struct RunOptions {
+  Pooling pooling = Pooling::Mean;
+  int normalize = -1;             // llama.cpp embd_normalize code
+  int dims = 0;                   // Matryoshka truncation (0 = full width)
+  bool exclude_special = false;   // mean pooling leaves out tokens marked special
+  bool keep_hidden = false;       // also return the final hidden states of every token
+};
+
+struct RunOutput {
+  int64_t rows = 0, cols = 0;        // pooled: one row per sequence (per token for Pooling::None)
+  std::vector<float> pooled;
+  std::vector<int32_t> cu_seqlens;   // token offsets of each sequence in `hidden`
+  std::vector<float> hidden;         // [n_tokens, d_model] if keep_hidden
+  std::vector<std::string> warnings;
+};
+
+// Per-thread execution state: its own backend (thread pool / stream) and workspace.
+class Runner {
+ public:
+  Runner(std::shared_ptr<const LoadedModel> model, int threads);
+  RunOutput run(const std::vector<SequenceInput>& seqs, const RunOptions& o);
+  const LoadedModel& model() const { return *model_; }
+  Backend& backend() { return *backend_; }
+
+ private:
+  void validate(const std::vector<SequenceInput>& seqs, const RunOptions& o, RunOutput& out) const;
+
+  std::shared_ptr<const LoadedModel> model_;
+  std::unique_ptr<Backend> backend_;
+  std::unique_ptr<Workspace> ws_;
+};
+
+}  // namespace embed

@@ -1,0 +1,127 @@
+// attention on every backend vs cpu/ref (double): packed variable-length sequences (lengths 1,
+// primes, long), bidirectional and causal, grouped-query, sliding windows (one-sided and
+// symmetric), d_head 16..256. Tolerance from the maths: a score s = scale * q.k has an f32 error
+// <= d eps scale sum|q k| <= d eps scale d (inputs in [-1,1]); softmax turns a score error e into
+// a relative probability error of about 2e, and the output is a convex mix of v rows (|v| <= 1),
+// so |err| <= 2 d^2 eps scale + (len + 8) eps.
+#include "cpu/ref/ref.h"
+#include "tests/kernels/harness.h"
+
+using namespace embed;
+using namespace embed::test;
+
+namespace {
+
+struct Case {
+  std::vector<int32_t> lens;
+  int n_heads, n_kv_heads, d_head;
+  bool causal;
+  int window_left, window_right;
+};
+
+void run_case(const Case& c, uint32_t seed) {
+  std::vector<int32_t> cu{0};
+  for (int32_t l : c.lens) cu.push_back(cu.back() + l);
+  const int64_t n = cu.back();
+  const int64_t qc = int64_t{c.n_heads} * c.d_head, kc = int64_t{c.n_kv_heads} * c.d_head;
+  std::vector<float> q = random_floats(seed, static_cast<size_t>(n * qc));
+  std::vector<float> k = random_floats(seed + 1, static_cast<size_t>(n * kc));
+  std::vector<float> v = random_floats(seed + 2, static_cast<size_t>(n * kc));
+  std::vector<float> want(static_cast<size_t>(n * qc));
+  AttentionArgs ra;
+  ra.q = host_tensor(q, n, qc);
+  ra.k = host_tensor(k, n, kc);
+  ra.v = host_tensor(v, n, kc);
+  ra.out = host_tensor(want, n, qc);
+  ra.cu_seqlens = cu.data();
+  ra.cu_seqlens_host = cu.data();
+  ra.n_seqs = static_cast<int>(c.lens.size());
+  ra.max_seqlen = *std::max_element(c.lens.begin(), c.lens.end());
+  ra.n_heads = c.n_heads;
+  ra.n_kv_heads = c.n_kv_heads;
+  ra.d_head = c.d_head;
+  ra.scale = 1.0f / std::sqrt(static_cast<float>(c.d_head));
+  ra.causal = c.causal;
+  ra.window_left = c.window_left;
+  ra.window_right = c.window_right;
+  cpu::ref::attention(ra);
+  const double d = c.d_head;
+  const double atol = 2 * d * d * kF32Eps * ra.scale + (ra.max_seqlen + 8) * kF32Eps;
+  for (auto& bt : backends_under_test()) {
+    DeviceArena arena(*bt.backend);
+    AttentionArgs a = ra;
+    a.q = arena.upload(ra.q);
+    a.k = arena.upload(ra.k);
+    a.v = arena.upload(ra.v);
+    a.out = arena.poisoned(DType::F32, n, qc);
+    a.cu_seqlens = arena.upload_ints(cu);
+    bt.backend->attention(a);
+    std::string what = bt.name + " attention heads " + std::to_string(c.n_heads) + "/" + std::to_string(c.n_kv_heads) +
+                       " d_head " + std::to_string(c.d_head) + (c.causal ? " causal" : " bidirectional") + " window " +
+                       std::to_string(c.window_left) + "/" + std::to_string(c.window_right);
+    expect_close(arena.download(a.out), want, atol, 0, what, qc);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("attention matches the reference on packed varlen batches", "[kernels][attention]") {
+  const std::vector<Case> cases = {
+      {{1}, 1, 1, 16, false, -1, -1},
+      {{5, 1, 13, 2}, 4, 4, 64, false, -1, -1},
+      {{5, 1, 13, 2}, 4, 4, 64, true, -1, -1},
+      {{31, 7, 40}, 8, 2, 32, true, -1, -1},      // GQA 4:1
+      {{33, 1, 17}, 4, 1, 128, false, -1, -1},    // MQA
+      {{70, 9}, 2, 2, 64, true, 15, -1},          // causal sliding window
+      {{70, 9}, 2, 1, 64, false, 8, 8},           // symmetric window (bidirectional)
+      {{130, 3}, 4, 1, 256, true, 63, -1},        // Gemma-like head size
+      {{200}, 2, 2, 16, false, -1, -1},           // longer than one query block
+  };
+  uint32_t seed = 11;
+  for (const Case& c : cases) run_case(c, seed += 10);
+}
+
+TEST_CASE("attention output of a sequence does not depend on its neighbours", "[kernels][attention][invariance]") {
+  // The same 11-token sequence alone and packed between two others: bit-identical output.
+  const int h = 4, kvh = 2, dh = 32, len = 11;
+  const int64_t qc = h * dh, kc = kvh * dh;
+  std::vector<float> q = random_floats(1, static_cast<size_t>(40 * qc)), k = random_floats(2, static_cast<size_t>(40 * kc)),
+                     v = random_floats(3, static_cast<size_t>(40 * kc));
+  for (auto& bt : backends_under_test()) {
+    for (bool causal : {false, true}) {
+      auto run = [&](const std::vector<int32_t>& cu, int64_t n, int64_t first) {
+        DeviceArena arena(*bt.backend);
+        AttentionArgs a;
+        std::vector<float> qs(q.begin(), q.begin() + n * qc), ks(k.begin(), k.begin() + n * kc), vs(v.begin(), v.begin() + n * kc);
+        a.q = arena.upload(host_tensor(qs, n, qc));
+        a.k = arena.upload(host_tensor(ks, n, kc));
+        a.v = arena.upload(host_tensor(vs, n, kc));
+        a.out = arena.poisoned(DType::F32, n, qc);
+        a.cu_seqlens = arena.upload_ints(cu);
+        a.cu_seqlens_host = cu.data();
+        a.n_seqs = static_cast<int>(cu.size()) - 1;
+        a.max_seqlen = 40;
+        a.n_heads = h;
+        a.n_kv_heads = kvh;
+        a.d_head = dh;
+        a.scale = 0.17f;
+        a.causal = causal;
+        bt.backend->attention(a);
+        std::vector<float> out = arena.download(a.out);
+        return std::vector<float>(out.begin() + first * qc, out.begin() + (first + len) * qc);
+      };
+      // Packed: [0,20) | [20,31) | [31,40). The middle sequence's q/k/v rows are rows 20..30.
+      const auto packed = run({0, 20, 31, 40}, 40, 20);
+      // Alone: shift rows 20..30 to the front.
+      std::rotate(q.begin(), q.begin() + 20 * qc, q.end());
+      std::rotate(k.begin(), k.begin() + 20 * kc, k.end());
+      std::rotate(v.begin(), v.begin() + 20 * kc, v.end());
+      const auto alone = run({0, len}, len, 0);
+      std::rotate(q.begin(), q.end() - 20 * qc, q.end());
+      std::rotate(k.begin(), k.end() - 20 * kc, k.end());
+      std::rotate(v.begin(), v.end() - 20 * kc, v.end());
+      INFO(bt.name << (causal ? " causal" : " bidirectional"));
+      CHECK(std::memcmp(packed.data(), alone.data(), packed.size() * 4) == 0);
+    }
+  }
+}

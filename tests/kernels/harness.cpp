@@ -1,0 +1,100 @@
+// Kernel-test harness implementation.
+#include "tests/kernels/harness.h"
+
+#include <sstream>
+
+#include "cpu/cpu_features.h"
+
+namespace embed::test {
+
+std::vector<BackendUnderTest> backends_under_test(int cpu_threads) {
+  std::vector<BackendUnderTest> out;
+  if (cpu::cpu_features().has_fast_path()) {
+    BackendOptions o;
+    o.threads = cpu_threads;
+    out.push_back({"cpu-avx2", create_backend(o)});
+  } else {
+    WARN("CPU has no AVX2/FMA/F16C: only the scalar path exists, nothing to compare");
+  }
+  if (backend_available(Device::Cuda)) {
+    BackendOptions o;
+    o.device = Device::Cuda;
+    out.push_back({"cuda", create_backend(o)});
+  }
+  return out;
+}
+
+Tensor DeviceArena::upload_bytes(const void* data, size_t bytes, DType dtype, int64_t rows, int64_t cols) {
+  buffers_.emplace_back(&b_, bytes);
+  b_.upload(buffers_.back().data(), data, bytes);
+  return Tensor{buffers_.back().data(), dtype, b_.device(), rows, cols};
+}
+
+Tensor DeviceArena::upload(const Tensor& host) { return upload_bytes(host.data, host.bytes(), host.dtype, host.rows, host.cols); }
+
+Tensor DeviceArena::poisoned(DType dtype, int64_t rows, int64_t cols) {
+  const size_t bytes = dtype_row_bytes(dtype, cols) * static_cast<size_t>(rows);
+  std::vector<uint8_t> nan_bytes(bytes, 0xFF);  // 0xFFFFFFFF is a NaN in f32
+  return upload_bytes(nan_bytes.data(), bytes, dtype, rows, cols);
+}
+
+const int32_t* DeviceArena::upload_ints(const std::vector<int32_t>& v) {
+  return static_cast<const int32_t*>(upload_bytes(v.data(), v.size() * 4, DType::I32, 1, static_cast<int64_t>(v.size())).data);
+}
+
+const float* DeviceArena::upload_floats(const std::vector<float>& v) {
+  return static_cast<const float*>(upload_bytes(v.data(), v.size() * 4, DType::F32, 1, static_cast<int64_t>(v.size())).data);
+}
+
+std::vector<float> DeviceArena::download(const Tensor& t) {
+  std::vector<float> out(static_cast<size_t>(t.numel()));
+  b_.download(out.data(), t.data, out.size() * 4);
+  return out;
+}
+
+Mismatch compare(const std::vector<float>& got, const std::vector<float>& want) {
+  Mismatch m;
+  double err2 = 0, ref2 = 0;
+  for (size_t i = 0; i < want.size(); i++) {
+    if (!std::isfinite(got[i])) {
+      m.non_finite++;
+      m.worst = i;
+      m.max_abs = INFINITY;
+      continue;
+    }
+    const double d = std::fabs(static_cast<double>(got[i]) - want[i]);
+    if (d > m.max_abs) {
+      m.max_abs = d;
+      m.worst = i;
+    }
+    err2 += d * d;
+    ref2 += static_cast<double>(want[i]) * want[i];
+  }
+  m.nmse = ref2 > 0 ? err2 / ref2 : err2;
+  return m;
+}
+
+void expect_close(const std::vector<float>& got, const std::vector<float>& want, double atol, double rtol,
+                  const std::string& what, int64_t cols) {
+  REQUIRE(got.size() == want.size());
+  size_t bad = 0, first_bad = 0;
+  for (size_t i = 0; i < want.size(); i++) {
+    const double tol = atol + rtol * std::fabs(static_cast<double>(want[i]));
+    if (!(std::fabs(static_cast<double>(got[i]) - want[i]) <= tol)) {
+      if (!bad) first_bad = i;
+      bad++;
+    }
+  }
+  if (bad) {
+    const Mismatch m = compare(got, want);
+    std::ostringstream os;
+    os << what << ": " << bad << " of " << want.size() << " elements out of tolerance (atol " << atol << ", rtol " << rtol
+       << "); max-abs " << m.max_abs << ", NMSE " << m.nmse << ", non-finite " << m.non_finite << "; worst index " << m.worst;
+    if (cols > 0) os << " (row " << m.worst / cols << ", col " << m.worst % cols << ")";
+    os << " got " << got[m.worst] << " want " << want[m.worst] << "; first bad index " << first_bad;
+    FAIL(os.str());
+  }
+  SUCCEED(what);
+}
+
+}  // namespace embed::test

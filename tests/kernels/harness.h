@@ -1,0 +1,75 @@
+// Kernel-test harness: one test body runs against every compiled backend (the CPU fast path and,
+// when built and a device is present, CUDA) and compares with the scalar reference (cpu/ref/).
+// Inputs come from one seeded RNG; device outputs are poisoned (NaN) before each call so an
+// unwritten element fails; on failure the report gives max-abs, NMSE and the worst index.
+#pragma once
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "engine/backend.h"
+
+namespace embed::test {
+
+// The documented RNG for kernel inputs: mt19937 seeded per test, uniform in [lo, hi).
+inline std::vector<float> random_floats(uint32_t seed, size_t n, float lo = -1.0f, float hi = 1.0f) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+inline Tensor host_tensor(std::vector<float>& v, int64_t rows, int64_t cols) {
+  REQUIRE(static_cast<int64_t>(v.size()) == rows * cols);
+  return Tensor{v.data(), DType::F32, Device::Cpu, rows, cols};
+}
+
+struct BackendUnderTest {
+  std::string name;
+  std::unique_ptr<Backend> backend;
+};
+
+// Every backend this build can run here: the CPU fast path (when the CPU has AVX2/FMA/F16C) and
+// CUDA (when compiled in and a device is present). The scalar path is the oracle, not a subject.
+std::vector<BackendUnderTest> backends_under_test(int cpu_threads = 2);
+
+// Copies host bytes into backend memory and keeps the allocation alive for the test.
+class DeviceArena {
+ public:
+  explicit DeviceArena(Backend& b) : b_(b) {}
+  Tensor upload(const Tensor& host);
+  Tensor upload_bytes(const void* data, size_t bytes, DType dtype, int64_t rows, int64_t cols);
+  // Output buffer filled with NaN bytes (poison).
+  Tensor poisoned(DType dtype, int64_t rows, int64_t cols);
+  const int32_t* upload_ints(const std::vector<int32_t>& v);
+  const float* upload_floats(const std::vector<float>& v);
+  std::vector<float> download(const Tensor& t);
+
+ private:
+  Backend& b_;
+  std::vector<DeviceBuffer> buffers_;
+};
+
+struct Mismatch {
+  double max_abs = 0;
+  double nmse = 0;
+  size_t worst = 0;
+  size_t non_finite = 0;
+};
+
+Mismatch compare(const std::vector<float>& got, const std::vector<float>& want);
+
+// Asserts |got - want| <= atol + rtol * |want| elementwise and reports the statistics on failure.
+void expect_close(const std::vector<float>& got, const std::vector<float>& want, double atol, double rtol,
+                  const std::string& what, int64_t cols = 0);
+
+constexpr double kF32Eps = 1.1920928955078125e-07;  // 2^-23
+
+}  // namespace embed::test

@@ -1,0 +1,111 @@
+// matmul on every backend vs cpu/ref over all weight dtypes, tail sizes, bias and accumulate.
+// Tolerance from the maths: both sides decode the weights identically (the fast path decodes
+// with the same decoders), so the only difference is f32 vs double accumulation of k products:
+// |err| <= (k + 2) * eps_f32 * sum_p |x_p * w_p| (+ the rounding of the bias and y terms).
+#include "cpu/ref/ref.h"
+#include "gguf/quants.h"
+#include "tests/kernels/harness.h"
+#include "tests/kernels/quant_data.h"
+
+using namespace embed;
+using namespace embed::test;
+
+namespace {
+
+void check_matmul(DType wt, int64_t m, int64_t n, int64_t k, bool with_bias, bool accumulate, uint32_t seed) {
+  std::vector<float> x = random_floats(seed, static_cast<size_t>(m * k));
+  std::vector<uint8_t> w = random_rows(wt, n, k, seed + 1);
+  std::vector<float> bias = random_floats(seed + 2, static_cast<size_t>(n));
+  std::vector<float> y0 = random_floats(seed + 3, static_cast<size_t>(m * n));
+  Tensor tw{w.data(), wt, Device::Cpu, n, k};
+
+  std::vector<float> want = y0;
+  MatmulArgs ra;
+  ra.x = host_tensor(x, m, k);
+  ra.w = tw;
+  if (with_bias) ra.bias = host_tensor(bias, 1, n);
+  ra.y = host_tensor(want, m, n);
+  ra.accumulate = accumulate;
+  cpu::ref::matmul(ra);
+
+  // Per-element tolerance: (k + 2) eps sum |x w| + eps (|bias| + |y0|).
+  std::vector<float> wrow(static_cast<size_t>(k));
+  std::vector<double> tol(static_cast<size_t>(m * n));
+  for (int64_t j = 0; j < n; j++) {
+    gguf::dequantize_row(dtype_to_gguf(wt), w.data() + j * tw.row_bytes(), wrow.data(), k);
+    for (int64_t i = 0; i < m; i++) {
+      double s = 0;
+      for (int64_t p = 0; p < k; p++) s += std::fabs(x[i * k + p] * wrow[p]);
+      const double extra = (with_bias ? std::fabs(bias[j]) : 0) + (accumulate ? std::fabs(y0[i * n + j]) : 0);
+      tol[i * n + j] = (k + 2) * kF32Eps * s + 2 * kF32Eps * extra + 1e-30;
+    }
+  }
+
+  for (auto& bt : backends_under_test()) {
+    DeviceArena arena(*bt.backend);
+    MatmulArgs a;
+    a.x = arena.upload(ra.x);
+    a.w = bt.backend->load_weight(tw);
+    if (with_bias) a.bias = arena.upload(ra.bias);
+    a.y = accumulate ? arena.upload(host_tensor(y0, m, n)) : arena.poisoned(DType::F32, m, n);
+    a.accumulate = accumulate;
+    bt.backend->matmul(a);
+    const std::vector<float> got = arena.download(a.y);
+    bt.backend->release_weight(a.w);
+    for (size_t i = 0; i < got.size(); i++) {
+      if (!(std::fabs(static_cast<double>(got[i]) - want[i]) <= tol[i])) {
+        FAIL(bt.name << " matmul " << dtype_name(wt) << " m=" << m << " n=" << n << " k=" << k << " bias=" << with_bias
+                     << " acc=" << accumulate << ": element (" << i / n << ", " << i % n << ") got " << got[i] << " want "
+                     << want[i] << " tol " << tol[i]);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("matmul matches the reference for every weight type and tail shape", "[kernels][matmul]") {
+  uint32_t seed = 100;
+  for (DType wt : kAllWeightTypes) {
+    const int64_t be = dtype_block_elems(wt);
+    const std::vector<int64_t> ks = be == 256 ? std::vector<int64_t>{256, 512, 768} : std::vector<int64_t>{32, 96, 288, 320};
+    for (int64_t k : ks)
+      for (auto [m, n] : {std::pair<int64_t, int64_t>{1, 1}, {5, 17}, {6, 16}, {7, 33}, {13, 40}, {64, 70}}) {
+        INFO("dtype " << dtype_name(wt) << " m=" << m << " n=" << n << " k=" << k);
+        check_matmul(wt, m, n, k, (m + n) % 2 == 0, m == 7, seed++);
+      }
+  }
+}
+
+TEST_CASE("matmul with unquantized weights handles k not a multiple of 8", "[kernels][matmul]") {
+  for (DType wt : {DType::F32, DType::F16, DType::BF16})
+    for (int64_t k : {1, 3, 17, 257, 515}) check_matmul(wt, 9, 19, k, true, true, static_cast<uint32_t>(k));
+}
+
+TEST_CASE("matmul rows do not depend on the other rows of the batch", "[kernels][matmul][invariance]") {
+  // Batch invariance at the kernel level: row r computed in a batch of 1 and of 37 is bit-identical.
+  const int64_t k = 384, n = 100;
+  std::vector<float> x = random_floats(7, static_cast<size_t>(37 * k));
+  std::vector<uint8_t> w = random_rows(DType::F16, n, k, 8);
+  Tensor tw{w.data(), DType::F16, Device::Cpu, n, k};
+  for (auto& bt : backends_under_test()) {
+    DeviceArena arena(*bt.backend);
+    MatmulArgs all;
+    all.x = arena.upload(host_tensor(x, 37, k));
+    all.w = bt.backend->load_weight(tw);
+    all.y = arena.poisoned(DType::F32, 37, n);
+    bt.backend->matmul(all);
+    const std::vector<float> batched = arena.download(all.y);
+    for (int64_t r : {0, 5, 6, 36}) {
+      std::vector<float> xr(x.begin() + r * k, x.begin() + (r + 1) * k);
+      MatmulArgs one = all;
+      one.x = arena.upload(host_tensor(xr, 1, k));
+      one.y = arena.poisoned(DType::F32, 1, n);
+      bt.backend->matmul(one);
+      const std::vector<float> alone = arena.download(one.y);
+      INFO(bt.name << " row " << r);
+      CHECK(std::memcmp(alone.data(), batched.data() + r * n, static_cast<size_t>(n) * 4) == 0);
+    }
+    bt.backend->release_weight(all.w);
+  }
+}
