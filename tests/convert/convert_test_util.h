@@ -153,6 +153,17 @@ inline void check_against_expected(const gguf::File& f, const nlohmann::json& ex
     INFO("key written by embed, not by llama.cpp: " << kv.key);
     if (is_model_key(kv.key, arch)) CHECK(expected["metadata"].contains(kv.key));
   }
+  // The vocabulary is tokenizer/hf_import.h's; here only its shape is held to llama.cpp's: the
+  // tokenizer model and the lengths of the token, token type and merge lists.
+  INFO("tokenizer");
+  CHECK(f.get<std::string>("tokenizer.ggml.model") == expected["tokenizer"]["tokenizer.ggml.model"].get<std::string>());
+  for (const auto& [key, n] : expected["tokenizer_array_lengths"].items()) {
+    if (key == "tokenizer.chat_templates") continue;
+    INFO("array " << key);
+    const auto a = f.find_array(key);
+    REQUIRE(a.has_value());
+    CHECK(a->count == n.get<uint64_t>());
+  }
   CHECK(f.tensors().size() == expected["tensors"].size());
   for (const auto& [name, want] : expected["tensors"].items()) {
     INFO("tensor " << name);

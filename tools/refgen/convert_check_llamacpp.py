@@ -135,7 +135,7 @@ def check_qwen3_reranker(embed, folder, gtype, tmp, sample):
         got = llama_pooled(llm, ids, 2)
         diffs.append(abs(got[0] - p_yes))
         refs.append(p_yes)
-    return {"max |P(yes) diff|": max(diffs), "HF P(yes) range": f"{min(refs):.4f}..{max(refs):.4f}"}
+    return {"max abs diff of P(yes)": max(diffs), "HF P(yes) range": f"{min(refs):.4f}..{max(refs):.4f}"}
 
 
 def check_bert_classifier(embed, folder, gtype, tmp, sample):
@@ -153,7 +153,7 @@ def check_bert_classifier(embed, folder, gtype, tmp, sample):
             logit = model(torch.tensor([ids]), token_type_ids=torch.zeros(1, len(ids), dtype=torch.long)).logits[0, 0].item()
         diffs.append(abs(llama_pooled(llm, ids, 1)[0] - logit))
         refs.append(logit)
-    return {"max |logit diff|": max(diffs), "HF logit range": f"{min(refs):.4f}..{max(refs):.4f}"}
+    return {"max abs diff of logit": max(diffs), "HF logit range": f"{min(refs):.4f}..{max(refs):.4f}"}
 
 
 def main():
