@@ -146,13 +146,16 @@ Result<Embeddings> Context::embed(const std::vector<std::string>& texts, const E
     const int64_t max_tokens = resolve_max_tokens(o.max_tokens, d.n_ctx);
     Embeddings out;
     std::vector<SequenceInput> seqs(texts.size());
-    tok::EncodeOptions eo;
-    eo.max_tokens = static_cast<size_t>(max_tokens);
-    eo.overflow = o.truncate ? tok::Overflow::Truncate : tok::Overflow::Error;
     for (size_t i = 0; i < texts.size(); i++) {
       index = static_cast<int64_t>(i);
-      tok::Encoding e = model_->tokenizer().encode(o.prefix + texts[i], eo);
+      tok::Encoding e = model_->tokenizer().encode(o.prefix + texts[i]);
       if (e.ids.empty()) fail(ErrorKind::InvalidArgument, "text " + std::to_string(i) + " gives no tokens");
+      if (static_cast<int64_t>(e.ids.size()) > max_tokens) {
+        if (!o.truncate)
+          fail(ErrorKind::InvalidArgument, "text has " + std::to_string(e.ids.size()) + " tokens, more than the limit of " +
+                                               std::to_string(max_tokens) + " tokens");
+        model_->tokenizer().truncate(e, static_cast<size_t>(max_tokens));
+      }
       for (const std::string& w : e.warnings) add_warning(out.warnings, w);
       seqs[i] = SequenceInput{std::move(e.ids), std::move(e.type_ids), std::move(e.special)};
       out.n_tokens.push_back(static_cast<int32_t>(seqs[i].ids.size()));
