@@ -59,4 +59,12 @@ struct InfoOptions {
 };
 int run_info(const InfoOptions& o);
 
+struct ConvertOptions {
+  std::string model_dir;  // HF / sentence-transformers folder
+  std::string out_path;   // GGUF to write
+  std::string type = "f16";
+  std::string name;       // general.name (default: the folder's name)
+};
+int run_convert(const ConvertOptions& o);
+
 }  // namespace embed::cli

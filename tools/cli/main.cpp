@@ -167,6 +167,17 @@ int rerank_main(int argc, char** argv) {
   return run_rerank(o);
 }
 
+int convert_main(int argc, char** argv) {
+  CLI::App app{"Convert a HuggingFace / sentence-transformers folder to GGUF (llama.cpp names and keys)", "embed convert"};
+  ConvertOptions o;
+  app.add_option("model_dir", o.model_dir, "Folder with config.json, tokenizer.json, model.safetensors")->required();
+  app.add_option("output", o.out_path, "GGUF file to write")->required();
+  app.add_option("--type", o.type, "Weight type: f32, f16, bf16 or q8_0 (norms and biases stay f32)")->capture_default_str();
+  app.add_option("--name", o.name, "general.name (default: the folder's name)");
+  if (const int rc = parse(app, argc, argv); rc >= 0) return rc;
+  return run_convert(o);
+}
+
 struct Subcommand {
   const char* name;
   int (*main)(int, char**);
@@ -175,6 +186,7 @@ struct Subcommand {
 const Subcommand kSubcommands[] = {
     {"info", info_main},
     {"rerank", rerank_main},
+    {"convert", convert_main},
 };
 
 }  // namespace
