@@ -319,8 +319,8 @@ std::string import_unigram(const HfFolder& h, gguf::Writer& w) {
     const std::string type = p.value("type", "");
     if (type == "Metaspace") {
       space_prefix = p.value("prepend_scheme", std::string(p.value("add_prefix_space", true) ? "always" : "never")) != "never";
-    } else if (type != "WhitespaceSplit") {
-      h.unsupported("Unigram with pre-tokenizer " + type + " (supported: Metaspace, WhitespaceSplit)");
+    } else {
+      h.unsupported("Unigram with pre-tokenizer " + type + " (supported: Metaspace)");
     }
   }
   w.set_string("tokenizer.ggml.model", "t5");

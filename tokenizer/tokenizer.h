@@ -80,6 +80,7 @@ class Tokenizer {
   std::unique_ptr<SpecialMatcher> parsed_;   // plus control tokens: only with parse_special
   Kind kind_ = Kind::Bpe;
   int32_t pooling_eos_ = -1;
+  int32_t lstrip_id_ = -1;  // a token that absorbs the whitespace before it (XLM-R <mask>)
   bool append_pooling_eos_ = false;  // metadata does not add the EOS the pooling needs
 };
 
