@@ -27,6 +27,13 @@ int main(int argc, char** argv) {
   CLI::App* info_cmd = app.add_subcommand("info", "Describe a GGUF file: architecture, hyperparameters, tokenizer, tensors");
   info_cmd->add_option("model", info.model, "GGUF file")->required();
   info_cmd->add_flag("--all-tensors", info.all_tensors, "List the tensors of every block");
+  embed::cli::TokenizeOptions tokenize;
+  CLI::App* tokenize_cmd = app.add_subcommand("tokenize", "Print the token ids of each input line (one output line per input line)");
+  tokenize_cmd->add_option("model", tokenize.model, "GGUF file")->required();
+  tokenize_cmd->add_option("input", tokenize.input, "Text file, one input per line (default: standard input)");
+  tokenize_cmd->add_flag("--pieces", tokenize.pieces, "Print the pieces instead of the ids");
+  tokenize_cmd->add_flag("--no-special", tokenize.no_special, "Leave out the special tokens the model adds (BOS/CLS/EOS/SEP)");
+  tokenize_cmd->add_flag("--parse-special", tokenize.parse_special, "Recognise special-token text in the input (templates)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -34,6 +41,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (info_cmd->parsed()) return embed::cli::run_info(info);
+    if (tokenize_cmd->parsed()) return embed::cli::run_tokenize(tokenize);
   } catch (const embed::Error& e) {
     std::fprintf(stderr, "embed: error: %s\n", e.what());
     return exit_code_for(e);
