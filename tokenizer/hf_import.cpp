@@ -255,6 +255,9 @@ std::string import_bpe(const HfFolder& h, gguf::Writer& w) {
   w.set_string_array("tokenizer.ggml.merges", merges);
   Specials s = collect_specials(h, pieces);
   if (!s.add_bos) s.add_bos = false;
+  // No BOS in the HF files (Qwen): name the EOS, as llama.cpp's Qwen GGUFs do, rather than let
+  // readers fall back to the gpt2 family default (id 11, an ordinary token). It is never added.
+  if (!s.ids.count("bos") && s.ids.count("eos")) s.ids["bos"] = s.ids["eos"];
   write_specials(w, s);
   return "gpt2";
 }

@@ -269,6 +269,7 @@ std::string_view Tokenizer::piece(int32_t id) const {
 
 size_t Tokenizer::vocab_size() const { return vocab_->size(); }
 const std::vector<std::string>& Tokenizer::load_warnings() const { return vocab_->warnings; }
+bool Tokenizer::adds_bos() const { return vocab_->add_bos; }
 int32_t Tokenizer::bos() const { return vocab_->bos; }
 int32_t Tokenizer::eos() const { return vocab_->eos; }
 int32_t Tokenizer::sep() const { return vocab_->sep; }

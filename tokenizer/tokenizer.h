@@ -65,6 +65,7 @@ class Tokenizer {
 
   int32_t bos() const; int32_t eos() const; int32_t sep() const; int32_t cls() const;
   int32_t pad() const; int32_t unk() const; int32_t mask() const;  // -1 when absent
+  bool adds_bos() const;  // add_special puts BOS (CLS for WordPiece) first
   // The token the model's pooling must see last (Qwen3-Embedding's <|endoftext|>), or -1.
   int32_t pooling_eos() const { return pooling_eos_; }
 
