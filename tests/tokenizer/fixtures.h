@@ -77,6 +77,16 @@ std::unique_ptr<Tokenizer> from_hf_folder(const std::string& dir, Extra extra = 
 inline std::unique_ptr<Tokenizer> load_vocab(const std::string& name) {
   if (name == "minilm") return from_hf_folder(cached_path("EMBED_MINILM_DIR", "all-MiniLM-L6-v2", "minilm"));
   if (name == "qwen") return from_hf_folder(cached_path("EMBED_QWEN_VOCAB_DIR", "qwen3-embedding-vocab", "qwen-vocab"));
+  for (const char* pre : {"llama-bpe", "gpt-2", "default"}) {  // the Qwen vocabulary, other pre-tokenizers
+    const std::string variant = std::string("qwen-") + (pre == std::string("llama-bpe") ? "llama3" : pre == std::string("gpt-2") ? "gpt2" : pre);
+    if (name == variant)
+      return from_hf_folder(cached_path("EMBED_QWEN_VOCAB_DIR", "qwen3-embedding-vocab", "qwen-vocab"),
+                            [pre](gguf::Writer& w) {
+                              w.set_string("tokenizer.ggml.pre", pre);
+                              // llama.cpp was asked for no special tokens; HF's template still appends EOS
+                              if (std::string(pre) == "default") w.set<bool>("tokenizer.ggml.add_eos_token", false);
+                            });
+  }
   if (name == "unigram") return from_hf_folder(fixture("unigram"));
   if (name == "gemma") {
     static auto file = std::make_unique<gguf::File>(

@@ -98,6 +98,10 @@ TEST_CASE("qwen3 bpe corpus matches HF", "[tokenizer]") { check_corpus("qwen"); 
 TEST_CASE("unigram corpus matches HF", "[tokenizer]") { check_corpus("unigram"); }
 TEST_CASE("gemma3 sentencepiece corpus matches llama.cpp", "[tokenizer]") { check_corpus("gemma"); }
 
+TEST_CASE("llama3 pre-tokenizer (Qwen vocabulary) matches HF", "[tokenizer]") { check_corpus("qwen-llama3"); }
+TEST_CASE("gpt-2 pre-tokenizer (Qwen vocabulary) matches HF", "[tokenizer]") { check_corpus("qwen-gpt2"); }
+TEST_CASE("default pre-tokenizer (Qwen vocabulary) matches llama.cpp", "[tokenizer]") { check_corpus("qwen-default"); }
+
 TEST_CASE("minilm templates match HF", "[tokenizer]") { check_templates("minilm"); }
 TEST_CASE("qwen3 templates match HF", "[tokenizer]") { check_templates("qwen"); }
 TEST_CASE("unigram templates match HF", "[tokenizer]") { check_templates("unigram"); }

@@ -9,6 +9,10 @@ Writes tests/fixtures/tokenizer/:
   templates.inp, <vocab>.templates.out   ids with special-token text parsed (templates)
   pairs.inp, <vocab>.pairs.out           "ids | type ids" of encode(a, b) for cross-encoders
   minilm.offsets.out       byte offsets "b:e" of each token (HF char offsets converted to bytes)
+  qwen-llama3.out, qwen-gpt2.out   the Qwen vocabulary under the llama3 (ignore_merges) and gpt-2
+                           pre-tokenizers (HF, tokenizer.json edited accordingly)
+  qwen-default.out         the Qwen vocabulary with tokenizer.ggml.pre = "default" (llama.cpp; the
+                           GGUF is written by build/tools/embed-vocab-gguf)
 Usage (HF_HUB_OFFLINE=1): $(tools/refgen/setup_venv.sh) tools/refgen/tokenizer_refgen.py
 Needs tools/models.sh minilm, qwen-vocab and gemma3-270m (paths from the EMBED_* variables or the cache).
 """
@@ -88,6 +92,36 @@ def hf_vocab(name, path, corpus, templates, pairs, offsets=False):
     write_lines(f"{name}.pairs.out", lines)
 
 
+def pre_variants(qwen_dir, corpus):
+    """The Qwen vocabulary under the other byte-level pre-tokenizers."""
+    import copy
+    import json
+    import tempfile
+    base = json.load(open(os.path.join(qwen_dir, "tokenizer.json"), encoding="utf-8"))
+    llama3 = copy.deepcopy(base)
+    llama3["normalizer"] = None
+    llama3["pre_tokenizer"]["pretokenizers"][0]["pattern"]["Regex"] = base["pre_tokenizer"]["pretokenizers"][0][
+        "pattern"]["Regex"].replace(r"\p{N}|", r"\p{N}{1,3}|")
+    llama3["model"]["ignore_merges"] = True
+    gpt2 = copy.deepcopy(base)
+    gpt2["normalizer"] = None
+    gpt2["pre_tokenizer"] = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, j in (("llama3", llama3), ("gpt2", gpt2)):
+            path = os.path.join(tmp, name + ".json")
+            json.dump(j, open(path, "w", encoding="utf-8"), ensure_ascii=False)
+            t = hf_tokenizer(path)
+            t.encode_special_tokens = True
+            write_lines(f"qwen-{name}.out", [ids_line(t.encode(tc.as_text(r)).ids) for r in corpus])
+        from llama_cpp import Llama
+        gguf = os.path.join(tmp, "qwen-default.gguf")
+        tool = os.path.join(os.environ.get("EMBED_BUILD", os.path.join(ROOT, "build")), "tools", "embed-vocab-gguf")
+        subprocess.check_call([tool, qwen_dir, gguf, "--arch", "qwen2", "--pre", "default"])
+        m = Llama(gguf, vocab_only=True, verbose=False)
+        write_lines("qwen-default.out", [ids_line(m.tokenize(tc.as_text(r).encode("utf-8"), add_bos=False,
+                                                             special=False)) for r in corpus])
+
+
 def gemma(path, corpus, templates):
     from llama_cpp import Llama
     import llama_cpp
@@ -110,6 +144,7 @@ def main():
     hf_vocab("minilm", minilm, corpus, TEMPLATES, PAIRS, offsets=True)
     hf_vocab("qwen", qwen, corpus, TEMPLATES, PAIRS)
     hf_vocab("unigram", os.path.join(OUT, "unigram", "tokenizer.json"), corpus, TEMPLATES, PAIRS)
+    pre_variants(os.path.dirname(qwen), corpus)
     llama_version = gemma(cache("EMBED_GEMMA_GGUF", "gemma3-270m"), corpus, TEMPLATES)
     write_lines("VERSIONS", [f"tokenizers {tokenizers.__version__}", f"llama-cpp-python {llama_version}",
                              f"cases {len(corpus)}"])
