@@ -70,6 +70,9 @@ std::unique_ptr<Tokenizer> Tokenizer::from_gguf(const gguf::File& f) {
   t->vocab_ = std::make_unique<Vocab>(Vocab::from_gguf(f));
   const Vocab& v = *t->vocab_;
   t->kind_ = kind_of(v.model);
+  if (t->kind_ == Kind::Bpe && v.pre.empty())
+    t->vocab_->warnings.push_back("tokenizer.ggml.pre is missing: using llama.cpp's \"default\" pre-tokenizer, which "
+                                  "may not match the model's own (re-convert the model to record it)");
   switch (t->kind_) {
     case Kind::WordPiece: t->model_ = make_wordpiece(v); break;
     case Kind::Bpe: t->model_ = make_bpe(v); break;

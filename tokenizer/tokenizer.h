@@ -45,6 +45,7 @@ class Model;  // one tokenization algorithm (internal)
 struct Vocab;
 class SpecialMatcher;
 
+// Immutable after from_gguf: encode/encode_pair/decode are const and safe to call from many threads.
 class Tokenizer {
  public:
   ~Tokenizer();

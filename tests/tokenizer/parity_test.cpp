@@ -117,12 +117,16 @@ TEST_CASE("minilm byte offsets match HF", "[tokenizer]") {
   const auto expected = read_lines("minilm.offsets.out");
   REQUIRE(expected.size() == inputs.size());
   Tally tally;
-  std::string repaired;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Encoding e = t->encode(inputs[i]);
     if (!e.warnings.empty()) continue;  // invalid UTF-8: HF saw U+FFFD (3 bytes) where we keep 1 input byte
     std::string got;
-    for (size_t k = 0; k < e.size(); ++k) got += (k ? " " : "") + std::to_string(e.begin[k]) + ":" + std::to_string(e.end[k]);
+    for (size_t k = 0; k < e.size(); ++k) {
+      if (k) got += ' ';
+      got += std::to_string(e.begin[k]);
+      got += ':';
+      got += std::to_string(e.end[k]);
+    }
     tally.add(got == expected[i], "case " + std::to_string(i) + " \"" + printable(inputs[i]) + "\"\n  want " + expected[i].substr(0, 200) + "\n  got  " + got.substr(0, 200) + "\n");
   }
   tally.print("minilm offsets");

@@ -251,6 +251,9 @@ TEST_CASE("unsupported or broken metadata is a clear error", "[tokenizer]") {
     CHECK(std::string(e.what()).find("qwen2") != std::string::npos);
   }
   CHECK_THROWS_AS(Tokenizer::from_gguf(tiny_gguf("", "")), embed::Error);
+  const auto no_pre = Tokenizer::from_gguf(tiny_gguf("gpt2", ""));  // llama.cpp: default + loud warning
+  REQUIRE(!no_pre->load_warnings().empty());
+  CHECK(no_pre->load_warnings()[0].find("tokenizer.ggml.pre") != std::string::npos);
   // A special id past the vocabulary is warned about and ignored.
   const auto t = Tokenizer::from_gguf(tiny_gguf("gpt2", "gpt-2", 99));
   CHECK(t->bos() == -1);
