@@ -255,6 +255,9 @@ std::string import_bpe(const HfFolder& h, gguf::Writer& w) {
   w.set_string_array("tokenizer.ggml.merges", merges);
   Specials s = collect_specials(h, pieces);
   if (!s.add_bos) s.add_bos = false;
+  // No BOS in the HF files (Qwen): name the EOS, as llama.cpp's Qwen GGUFs do, rather than let
+  // readers fall back to the gpt2 family default (id 11, an ordinary token). It is never added.
+  if (!s.ids.count("bos") && s.ids.count("eos")) s.ids["bos"] = s.ids["eos"];
   write_specials(w, s);
   return "gpt2";
 }
@@ -319,8 +322,8 @@ std::string import_unigram(const HfFolder& h, gguf::Writer& w) {
     const std::string type = p.value("type", "");
     if (type == "Metaspace") {
       space_prefix = p.value("prepend_scheme", std::string(p.value("add_prefix_space", true) ? "always" : "never")) != "never";
-    } else if (type != "WhitespaceSplit") {
-      h.unsupported("Unigram with pre-tokenizer " + type + " (supported: Metaspace, WhitespaceSplit)");
+    } else {
+      h.unsupported("Unigram with pre-tokenizer " + type + " (supported: Metaspace)");
     }
   }
   w.set_string("tokenizer.ggml.model", "t5");

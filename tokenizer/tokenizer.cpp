@@ -20,6 +20,18 @@ Kind kind_of(const std::string& model) {
   return Kind::Unigram;  // Vocab::from_gguf has rejected everything but "t5" already
 }
 
+// Start of the whitespace run that ends at `stop` (not before `from`): what an lstrip token absorbs.
+size_t strip_left(std::string_view text, size_t from, size_t stop) {
+  while (stop > from) {
+    size_t b = stop - 1;
+    while (b > from && (static_cast<unsigned char>(text[b]) & 0xC0) == 0x80) --b;
+    char32_t cp;
+    if (decode_utf8(text, b, cp) == 0 || !is_space(cp)) break;
+    stop = b;
+  }
+  return stop;
+}
+
 void push(Encoding& e, int32_t id, uint32_t b, uint32_t en, bool special, int8_t seq, int32_t type) {
   e.ids.push_back(id);
   e.type_ids.push_back(type);
@@ -58,6 +70,9 @@ std::unique_ptr<Tokenizer> Tokenizer::from_gguf(const gguf::File& f) {
   t->vocab_ = std::make_unique<Vocab>(Vocab::from_gguf(f));
   const Vocab& v = *t->vocab_;
   t->kind_ = kind_of(v.model);
+  if (t->kind_ == Kind::Bpe && v.pre.empty())
+    t->vocab_->warnings.push_back("tokenizer.ggml.pre is missing: using llama.cpp's \"default\" pre-tokenizer, which "
+                                  "may not match the model's own (re-convert the model to record it)");
   switch (t->kind_) {
     case Kind::WordPiece: t->model_ = make_wordpiece(v); break;
     case Kind::Bpe: t->model_ = make_bpe(v); break;
@@ -72,6 +87,9 @@ std::unique_ptr<Tokenizer> Tokenizer::from_gguf(const gguf::File& f) {
     if (ty == TokenType::UserDefined || ty == TokenType::Control || ty == TokenType::Unknown)
       t->parsed_->add(v.pieces[i], static_cast<int32_t>(i));
   }
+  // XLM-R's tokenizer.json marks <mask> lstrip (it absorbs the spaces before it); GGUF has no
+  // attribute for it, so the Unigram family gets it by rule, as llama.cpp does by model name.
+  if (t->kind_ == Kind::Unigram) t->lstrip_id_ = v.mask;
   t->always_->finish();
   t->parsed_->finish();
   // Last-token pooling (Qwen3-Embedding) reads the hidden state at an appended <|endoftext|>.
@@ -100,7 +118,8 @@ void Tokenizer::encode_content(std::string_view text, bool parse_special, int8_t
   const size_t first = e.size();
   while (true) {
     const auto hit = m.find(text, pos);
-    const size_t stop = hit.pos == std::string_view::npos ? text.size() : hit.pos;
+    size_t stop = hit.pos == std::string_view::npos ? text.size() : hit.pos;
+    if (hit.pos != std::string_view::npos && hit.id == lstrip_id_) stop = strip_left(text, pos, stop);
     if (stop > pos) {
       spans.clear();
       model_->encode(text.substr(pos, stop - pos), at_start, spans);
@@ -143,7 +162,11 @@ Encoding Tokenizer::encode(std::string_view text, const EncodeOptions& o) const 
 void Tokenizer::add_single_specials(Encoding& content, Encoding& out) const {
   const Vocab& v = *vocab_;
   if (kind_ == Kind::WordPiece) {
-    if (v.add_bos) add_token(out, cls(), 0);
+    const bool starts_with_cls = !content.ids.empty() && content.ids[0] == cls() && content.special[0];
+    if (v.add_bos && starts_with_cls)
+      out.warnings.push_back("text already starts with \"" + v.pieces[cls()] + "\"; not adding a second one");
+    else if (v.add_bos)
+      add_token(out, cls(), 0);
     append(out, content, 0);
     if (v.add_sep) add_token(out, v.sep, 0);
     return;
@@ -249,6 +272,7 @@ std::string_view Tokenizer::piece(int32_t id) const {
 
 size_t Tokenizer::vocab_size() const { return vocab_->size(); }
 const std::vector<std::string>& Tokenizer::load_warnings() const { return vocab_->warnings; }
+bool Tokenizer::adds_bos() const { return vocab_->add_bos; }
 int32_t Tokenizer::bos() const { return vocab_->bos; }
 int32_t Tokenizer::eos() const { return vocab_->eos; }
 int32_t Tokenizer::sep() const { return vocab_->sep; }

@@ -45,6 +45,7 @@ class Model;  // one tokenization algorithm (internal)
 struct Vocab;
 class SpecialMatcher;
 
+// Immutable after from_gguf: encode/encode_pair/decode are const and safe to call from many threads.
 class Tokenizer {
  public:
   ~Tokenizer();
@@ -65,6 +66,7 @@ class Tokenizer {
 
   int32_t bos() const; int32_t eos() const; int32_t sep() const; int32_t cls() const;
   int32_t pad() const; int32_t unk() const; int32_t mask() const;  // -1 when absent
+  bool adds_bos() const;  // add_special puts BOS (CLS for WordPiece) first
   // The token the model's pooling must see last (Qwen3-Embedding's <|endoftext|>), or -1.
   int32_t pooling_eos() const { return pooling_eos_; }
 
@@ -80,6 +82,7 @@ class Tokenizer {
   std::unique_ptr<SpecialMatcher> parsed_;   // plus control tokens: only with parse_special
   Kind kind_ = Kind::Bpe;
   int32_t pooling_eos_ = -1;
+  int32_t lstrip_id_ = -1;  // a token that absorbs the whitespace before it (XLM-R <mask>)
   bool append_pooling_eos_ = false;  // metadata does not add the EOS the pooling needs
 };
 

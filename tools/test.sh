@@ -13,6 +13,7 @@ cmake --build build -j "$jobs"
 # Real weights for the model tests (cached; never committed).
 export EMBED_MINILM_DIR="$(tools/models.sh minilm)"
 export EMBED_GEMMA_GGUF="$(tools/models.sh gemma3-270m)"
+export EMBED_QWEN_VOCAB_DIR="$(tools/models.sh qwen-vocab)"
 
 ctest --test-dir build -LE cuda --output-on-failure -j "$jobs"
 

@@ -67,4 +67,13 @@ struct ConvertOptions {
 };
 int run_convert(const ConvertOptions& o);
 
+struct TokenizeOptions {
+  std::string model;
+  std::string input = "-";  // a text file, or "-" for standard input
+  bool pieces = false;       // print pieces instead of ids
+  bool no_special = false;   // leave out the special tokens the model adds
+  bool parse_special = false;
+};
+int run_tokenize(const TokenizeOptions& o);
+
 }  // namespace embed::cli

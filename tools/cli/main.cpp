@@ -178,6 +178,18 @@ int convert_main(int argc, char** argv) {
   return run_convert(o);
 }
 
+int tokenize_main(int argc, char** argv) {
+  CLI::App app{"Print the token ids of each input line (one output line per input line)", "embed tokenize"};
+  TokenizeOptions o;
+  app.add_option("model", o.model, "GGUF file")->required();
+  app.add_option("input", o.input, "Text file, one input per line (default: standard input)");
+  app.add_flag("--pieces", o.pieces, "Print the pieces instead of the ids");
+  app.add_flag("--no-special", o.no_special, "Leave out the special tokens the model adds (BOS/CLS/EOS/SEP)");
+  app.add_flag("--parse-special", o.parse_special, "Recognise special-token text in the input (templates)");
+  if (const int rc = parse(app, argc, argv); rc >= 0) return rc;
+  return run_tokenize(o);
+}
+
 struct Subcommand {
   const char* name;
   int (*main)(int, char**);
@@ -186,6 +198,7 @@ struct Subcommand {
 const Subcommand kSubcommands[] = {
     {"info", info_main},
     {"rerank", rerank_main},
+    {"tokenize", tokenize_main},
     {"convert", convert_main},
 };
 
