@@ -3,6 +3,7 @@
 # docs/reference-data.md. It holds no model logic.
 import json
 import os
+import subprocess
 import sys
 from importlib import metadata
 from pathlib import Path
@@ -15,6 +16,12 @@ CACHE = Path(os.environ.get("EMBED_CACHE", Path.home() / ".cache" / "embed"))
 WORK = CACHE / "refgen"  # HF folders and raw converter output; never committed
 
 MAX_FILE_BYTES = 2 * 1024 * 1024
+
+
+def llama_cpp_src():
+    """Folder of llama.cpp's sources (converter, gguf-py) from the pinned llama-cpp-python sdist."""
+    script = REPO_ROOT / "tools" / "refgen" / "fetch_llama_cpp_src.sh"
+    return subprocess.run([str(script)], check=True, capture_output=True, text=True).stdout.strip()
 
 
 def deterministic_torch(threads=1):

@@ -123,14 +123,12 @@ def hf_references(model, spec, cases, torch):
 
 
 def convert(spec, hf_dir, out_path):
-    llama_cpp_dir = subprocess.run([str(common.REPO_ROOT / "tools/refgen/fetch_llama_cpp_src.sh")],
-                                   check=True, capture_output=True, text=True).stdout.strip()
-    cmd = [sys.executable, str(Path(__file__).with_name("convert_with_llama_cpp.py")), llama_cpp_dir]
+    cmd = [sys.executable, str(Path(__file__).with_name("convert_with_llama_cpp.py")), common.llama_cpp_src()]
     if spec.tokenizer in PRE_NAME:
         cmd += ["--pre", PRE_NAME[spec.tokenizer]]
     if spec.rank == "bert-logit":
         cmd += ["--bert-pooler-as-cls"]
-    cmd += ["--", str(hf_dir), "--outtype", "f32", "--outfile", str(out_path)]
+    cmd += ["--", str(hf_dir), "--outtype", "f32", "--outfile", str(out_path), "--model-name", spec.name]
     log_path = out_path.with_suffix(".convert.log")
     with log_path.open("w") as log_file:
         result = subprocess.run(cmd, stdout=log_file, stderr=subprocess.STDOUT)
@@ -138,6 +136,15 @@ def convert(spec, hf_dir, out_path):
         raise RuntimeError(f"{spec.name}: llama.cpp converter failed, see {log_path}:\n"
                            + log_path.read_text()[-3000:])
     return log_path
+
+
+def check_rerank_template(gguf_path):
+    """The reranker cases fill texts.RERANK_TEMPLATE; it must be the template the converter wrote."""
+    sys.path.insert(0, f"{common.llama_cpp_src()}/gguf-py")
+    import gguf  # llama.cpp's bundled gguf-py, the reader that matches the converter
+    field = gguf.GGUFReader(gguf_path).fields["tokenizer.chat_template.rerank"]
+    if field.contents() != texts.RERANK_TEMPLATE:
+        raise RuntimeError("tokenizer.chat_template.rerank differs from texts.RERANK_TEMPLATE")
 
 
 def llama_cpp_references(spec, gguf_path, cases, refs):
@@ -219,6 +226,8 @@ def make_one(spec, torch):
     stats = degeneracy_stats(refs)
     gguf_path = work / "model.gguf"
     convert(spec, hf_dir, gguf_path)
+    if spec.rank == "qwen3-yes-no":
+        check_rerank_template(gguf_path)
     lc = llama_cpp_references(spec, gguf_path, cases, refs)
     out_dir = common.FIXTURES / spec.name
     shutil.rmtree(out_dir, ignore_errors=True)
