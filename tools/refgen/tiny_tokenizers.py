@@ -43,9 +43,17 @@ def build_wordpiece(out_dir, vocab_size, max_len):
     tok.normalizer = normalizers.BertNormalizer(clean_text=True, handle_chinese_chars=True,
                                                 strip_accents=None, lowercase=True)
     tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    trainer = trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=specials, limit_alphabet=400,
+    trainer = trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=specials,
                                         continuing_subword_prefix="##", show_progress=False)
-    tok.train_from_iterator(training_corpus(("en", "de"), zh_sentences=150), trainer)
+    # Few Chinese sentences: every character seen enters the alphabet (a limit_alphabet cut breaks
+    # frequency ties at random), and the rest of the CJK range stays [UNK].
+    tok.train_from_iterator(training_corpus(("en", "de"), zh_sentences=40), trainer)
+    # The trainer numbers "##" pieces in hash-map order; renumber in a fixed order (specials first,
+    # then sorted) so reruns give identical ids. WordPiece matching does not depend on ids.
+    learned = tok.get_vocab()
+    ordered = specials + sorted(t for t in learned if t not in specials)
+    tok.model = models.WordPiece(vocab={t: i for i, t in enumerate(ordered)}, unk_token="[UNK]",
+                                 continuing_subword_prefix="##", max_input_chars_per_word=100)
     cls, sep = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
     tok.post_processor = processors.TemplateProcessing(
         single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
