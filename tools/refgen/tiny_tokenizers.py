@@ -43,7 +43,9 @@ def build_wordpiece(out_dir, vocab_size, max_len):
     tok.normalizer = normalizers.BertNormalizer(clean_text=True, handle_chinese_chars=True,
                                                 strip_accents=None, lowercase=True)
     tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    ascii_printable = [chr(c) for c in range(33, 127)]  # as in real BERT vocabularies
     trainer = trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=specials,
+                                        initial_alphabet=ascii_printable,
                                         continuing_subword_prefix="##", show_progress=False)
     # Few Chinese sentences: every character seen enters the alphabet (a limit_alphabet cut breaks
     # frequency ties at random), and the rest of the CJK range stays [UNK].
