@@ -2,9 +2,12 @@
 # numbers, one-token inputs, whitespace oddities) and builders for inputs at a model's maximum
 # length. Texts are data only; tokenization belongs to the reference tokenizer of each model.
 import csv
+import os
 from pathlib import Path
 
-STSB_DIR = Path("/work/shared/data/stsb")
+# shared/ lies beside the repository checkout (as for developers and CI); EMBED_SHARED overrides.
+SHARED = Path(os.environ.get("EMBED_SHARED", Path(__file__).resolve().parents[3] / "shared"))
+STSB_DIR = SHARED / "data" / "stsb"
 
 # Each entry is (tag, text). Tags say why the case exists; they are stored in cases.json.
 MIXED_TEXTS = [
