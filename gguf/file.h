@@ -116,9 +116,10 @@ class File {
   std::vector<std::pair<std::string, std::string>> shared_tensors() const;
 
  private:
+  friend class FileParser;  // file.cpp: fills the members below from validated bytes
+
   File() = default;
   void parse();
-  [[noreturn]] void bad(uint64_t offset, const std::string& what) const;
   const MetaValue& require(std::string_view key) const;
 
   std::string path_;
@@ -128,6 +129,8 @@ class File {
   uint32_t version_ = 0;
   uint32_t alignment_ = kDefaultAlignment;
   uint64_t data_offset_ = 0;
+  // The index keys are views into the file bytes (base_), which never move, so the vectors may
+  // grow freely.
   std::vector<KeyValue> kvs_;
   std::unordered_map<std::string_view, size_t> kv_index_;
   std::vector<TensorInfo> tensors_;
