@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <numeric>
@@ -463,6 +464,12 @@ template <class T> const char* cpp_type_name() {
                               value_type_name(v.type) + extra);
 }
 
+std::string shortest(double d) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", d);
+  return buf;
+}
+
 template <class T> T convert_integer(const std::string& path, std::string_view key, const MetaValue& v) {
   if (const auto* u = std::get_if<uint64_t>(&v.v)) {
     if (*u > static_cast<uint64_t>(std::numeric_limits<T>::max()))
@@ -490,7 +497,7 @@ template <class T> T convert_value(const std::string& path, std::string_view key
     const double d = std::get<double>(v.v);
     // An f64 beyond float's range would silently become infinity.
     if (std::isfinite(d) && std::fabs(d) > static_cast<double>(std::numeric_limits<T>::max()))
-      type_mismatch(path, key, cpp_type_name<T>(), v, " with value " + std::to_string(d) + " out of range");
+      type_mismatch(path, key, cpp_type_name<T>(), v, " with value " + shortest(d) + " out of range");
     return static_cast<T>(d);
   } else {
     static_assert(std::is_integral_v<T>);
