@@ -187,6 +187,10 @@ std::pair<uint64_t, uint64_t> FileParser::header() {
   if (n_kv < 0 || static_cast<uint64_t>(n_kv) > c_.left() / 14)
     bad(counts_at + 8, "metadata count " + std::to_string(n_kv) + " is impossible for the " +
                            std::to_string(c_.left()) + " bytes left");
+  if (static_cast<uint64_t>(n_tensors) > kMaxTensorCount)
+    bad(counts_at, "tensor count " + std::to_string(n_tensors) + " exceeds the limit of " + std::to_string(kMaxTensorCount));
+  if (static_cast<uint64_t>(n_kv) > kMaxMetadataCount)
+    bad(counts_at + 8, "metadata count " + std::to_string(n_kv) + " exceeds the limit of " + std::to_string(kMaxMetadataCount));
   return {static_cast<uint64_t>(n_tensors), static_cast<uint64_t>(n_kv)};
 }
 

@@ -29,6 +29,10 @@ const char* value_type_name(ValueType t);
 constexpr uint64_t kMaxStringBytes = uint64_t{1} << 30;
 constexpr uint64_t kMaxArrayElems = uint64_t{1} << 30;
 constexpr uint64_t kMaxKeyBytes = 1 << 16;
+// Each parsed entry costs ~8x its minimal on-disk size in memory; real models have a few
+// hundred keys and at most tens of thousands of tensors.
+constexpr uint64_t kMaxMetadataCount = uint64_t{1} << 20;
+constexpr uint64_t kMaxTensorCount = uint64_t{1} << 20;
 constexpr uint32_t kMaxAlignment = 1 << 20;
 constexpr uint32_t kDefaultAlignment = 32;
 constexpr size_t kMaxTensorName = 64;  // GGML_MAX_NAME: names must be shorter

@@ -152,6 +152,16 @@ TEST_CASE("gguf corrupt: metadata count larger than the file could hold", "[gguf
   CHECK_THAT(rejection(neg.bytes), Contains("at offset 16: metadata count -5 is impossible"));
 }
 
+TEST_CASE("gguf corrupt: counts above the sane caps even when the file could hold them", "[gguf][corrupt]") {
+  // 2^20 + 1 entries of the minimal sizes (33 and 14 bytes) would fit in these files.
+  GgufBytes t;
+  t.header((1 << 20) + 1, 0).zeros(33 * ((1 << 20) + 1));
+  CHECK_THAT(rejection(t.bytes), Contains("at offset 8: tensor count 1048577 exceeds the limit of 1048576"));
+  GgufBytes kv;
+  kv.header(0, (1 << 20) + 1).zeros(14 * ((1 << 20) + 1));
+  CHECK_THAT(rejection(kv.bytes), Contains("at offset 16: metadata count 1048577 exceeds the limit of 1048576"));
+}
+
 // ---- metadata ----
 
 TEST_CASE("gguf corrupt: key length above the cap", "[gguf][corrupt]") {

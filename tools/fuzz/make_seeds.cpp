@@ -1,5 +1,5 @@
 // Writes the seed corpus for gguf_reader_fuzz (tools/fuzz/corpus) with the project's GGUF writer:
-// small valid files covering every value type, every decodable tensor type, several alignments,
+// small files covering every value type, every decodable tensor type, alignments from 1 to 64,
 // version 2, shared tensors and 4-D shapes. Usage: gguf_fuzz_seeds OUT_DIR
 #include <cstdint>
 #include <cstddef>
@@ -113,5 +113,9 @@ int main(int argc, char** argv) {
   four_d.add_tensor("conv.weight", TensorType::F32, {2, 3, 2, 2}, x.data(), x.size() * 4);
   four_d.add_tensor("q8", TensorType::Q8_0, {32, 1, 1, 1}, random_blocks(TensorType::Q8_0, 32, rng));
   save(dir, "four_dims.gguf", four_d.to_bytes());
+
+  // Small alignments put tensor data near the natural-alignment check.
+  save(dir, "align2.gguf", tensors_of({TensorType::F16, TensorType::Q4_0, TensorType::BF16}, 1, 2, rng));
+  save(dir, "align1.gguf", tensors_of({TensorType::Q8_0, TensorType::F32}, 1, 1, rng));
   return 0;
 }
