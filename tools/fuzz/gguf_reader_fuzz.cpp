@@ -45,7 +45,17 @@ template <class T> void try_array(const File& f, const std::string& key) {
 void exercise_metadata(const File& f) {
   for (const KeyValue& kv : f.metadata()) {
     const std::string& k = kv.key;
-    if (f.find_value(k) != &kv.value) broken("find_value does not return the listed value", k);
+    if (f.find_value(k) != &kv.value || !f.has(k)) broken("find_value does not return the listed value", k);
+    try {
+      const auto a = f.find_array(k);
+      if (!a || (a->elem_type == ValueType::STRING ? a->strings.size() != a->count : a->data == nullptr))
+        broken("find_array returned an inconsistent array", k);
+    } catch (const Error&) {
+    }
+    try {
+      (void)f.get_or<uint32_t>(k, 0);
+    } catch (const Error&) {
+    }
     try_get<uint8_t>(f, k), try_get<int8_t>(f, k), try_get<uint16_t>(f, k), try_get<int16_t>(f, k);
     try_get<uint32_t>(f, k), try_get<int32_t>(f, k), try_get<uint64_t>(f, k), try_get<int64_t>(f, k);
     try_get<float>(f, k), try_get<double>(f, k), try_get<bool>(f, k), try_get<std::string>(f, k);
