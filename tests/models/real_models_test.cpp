@@ -2,7 +2,8 @@
 // - all-MiniLM-L6-v2 converted by `embed convert` to f32 / f16 / q8_0, end to end from text
 //   (our tokenizer, our forward pass) vs sentence-transformers fp32: min cosine per text >=
 //   0.99999 / 0.9999 / 0.999, and STS-B dev Spearman within 0.001 of sentence-transformers';
-// - gemma-3-270m Q4_K_M vs llama.cpp (llama-cpp-python), mean and last pooling: cosine >= 0.999.
+// - gemma-3-270m Q4_K_M vs llama.cpp (llama-cpp-python), mean and last pooling: see
+//   check_gemma_pooling for the two criteria.
 // The model files come from tools/models.sh through environment variables set by
 // tools/test.sh; a missing one fails the test (CI must run these).
 #include <catch2/catch.hpp>
@@ -113,21 +114,35 @@ double spearman(const std::vector<double>& a, const std::vector<double>& b) {
   return sab / std::sqrt(saa * sbb);
 }
 
-void check_gemma_pooling(Runner& r, const Fixture& f, Pooling p, const std::string& file) {
-  const NpyArray want = f.npy(file);
+// gemma-3-270m, one pooling: (1) exactness: vs llama.cpp on the same weights decoded to f32 by
+// gguf-py (activations stay f32 there): min cosine >= 0.99999; (2) vs llama.cpp on the Q4_K_M
+// file itself, whose quantized matmuls round the activations to 8 bits and whose GELU goes
+// through an f16 table: per text, our cosine to it must be at least what llama.cpp's own
+// f32-weight run reaches (within 1e-4), i.e. we are as close as an exact evaluation can be.
+void check_gemma_pooling(Runner& r, const Fixture& f, Pooling p) {
+  const std::string kind = pooling_name(p);
+  const NpyArray quant = f.npy("pooled_" + kind + ".npy"), exact = f.npy("pooled_" + kind + "_f32weights.npy");
   RunOptions o;
   o.pooling = p;
   o.normalize = -1;
-  double min_cos = 1.0;
-  std::vector<SequenceInput> batch;
+  double min_exact = 1.0, min_quant = 1.0, min_llama_own = 1.0;
   for (size_t i = 0; i < f.cases.size(); i++) {
-    const SequenceInput s{f.cases[i].ids, {}, {}};
-    const RunOutput one = r.run({s}, o);
-    min_cos = std::min(min_cos, cosine(one.pooled.data(), want.row(static_cast<int64_t>(i)), want.cols()));
+    const RunOutput one = r.run({SequenceInput{f.cases[i].ids, {}, {}}}, o);
+    const int64_t row = static_cast<int64_t>(i);
+    const double c_exact = cosine(one.pooled.data(), exact.row(row), exact.cols());
+    const double c_quant = cosine(one.pooled.data(), quant.row(row), quant.cols());
+    const double c_llama = cosine(exact.row(row), quant.row(row), quant.cols());
+    min_exact = std::min(min_exact, c_exact);
+    min_quant = std::min(min_quant, c_quant);
+    min_llama_own = std::min(min_llama_own, c_llama);
+    INFO("text " << i << " (" << f.cases[i].ids.size() << " tokens): vs llama.cpp f32 weights " << c_exact
+                 << ", vs llama.cpp Q4_K_M " << c_quant << ", llama.cpp Q4_K_M vs its f32 weights " << c_llama);
+    CHECK(c_exact >= 0.99999);
+    CHECK(c_quant >= c_llama - 1e-4);
   }
-  std::printf("REFERENCE gemma-3-270m Q4_K_M pooled %-4s vs llama.cpp: min cosine %.6f (%zu texts)\n", pooling_name(p), min_cos,
-              f.cases.size());
-  CHECK(min_cos >= 0.999);
+  std::printf("REFERENCE gemma-3-270m Q4_K_M pooled %-4s: min cosine vs llama.cpp on f32 weights %.7f; vs llama.cpp on "
+              "Q4_K_M %.6f (llama.cpp's own Q4_K_M vs f32 weights: %.6f) over %zu texts\n",
+              kind.c_str(), min_exact, min_quant, min_llama_own, f.cases.size());
 }
 
 }  // namespace
@@ -177,12 +192,12 @@ TEST_CASE("STS-B dev Spearman with MiniLM equals sentence-transformers' within 0
   CHECK(std::fabs(ours - theirs) <= 0.001);
 }
 
-TEST_CASE("gemma-3-270m Q4_K_M matches llama.cpp with mean and last pooling", "[models][gemma]") {
+TEST_CASE("gemma-3-270m Q4_K_M matches llama.cpp, exactly on f32 weights, mean and last pooling", "[models][gemma]") {
   const Fixture f = load_fixture(kFixtures + "gemma3-270m-q4km");
   BackendOptions bo;
   bo.threads = 2;
   auto m = LoadedModel::load(env_path("EMBED_GEMMA_GGUF"), bo);
   Runner r(m, 2);
-  check_gemma_pooling(r, f, Pooling::Mean, "pooled_mean.npy");
-  check_gemma_pooling(r, f, Pooling::Last, "pooled_last.npy");
+  check_gemma_pooling(r, f, Pooling::Mean);
+  check_gemma_pooling(r, f, Pooling::Last);
 }

@@ -23,4 +23,5 @@ cd "$here"
 "$py" make_tiny.py
 "$py" make_minilm.py
 "$py" make_gemma270m.py
+"$py" make_gemma270m_f32weights.py
 "$py" check_fixtures.py
