@@ -36,6 +36,28 @@ void CpuBackend::free(void* p) { std::free(p); }
 void CpuBackend::upload(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
 void CpuBackend::download(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
 
+Tensor CpuBackend::load_weight(const Tensor& host, WeightUse use) {
+  Tensor t = host;  // zero copy: kernels read the mapping
+  // Unquantized matmul weights also get panels for the AVX2 GEMM (same bytes, new order).
+  if (fast_ && use == WeightUse::Matmul && packable(host.dtype)) {
+    auto p = std::make_unique<PackedWeight>(pack_weight(host));
+    t.packed = p.get();
+    std::lock_guard<std::mutex> lock(packed_mutex_);
+    packed_.push_back(std::move(p));
+  }
+  return t;
+}
+
+void CpuBackend::release_weight(const Tensor& t) {
+  if (!t.packed) return;
+  std::lock_guard<std::mutex> lock(packed_mutex_);
+  for (auto it = packed_.begin(); it != packed_.end(); ++it)
+    if (it->get() == t.packed) {
+      packed_.erase(it);
+      return;
+    }
+}
+
 bool CpuBackend::supports(Op op, DType dtype) const {
   switch (op) {
     case Op::Gather:

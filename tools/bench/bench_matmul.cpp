@@ -57,7 +57,7 @@ int main(int argc, char** argv) {
       std::vector<float> x(static_cast<size_t>(s.m * s.k), 0.5f), y(static_cast<size_t>(s.m * s.n));
       MatmulArgs a;
       a.x = Tensor{x.data(), DType::F32, Device::Cpu, s.m, s.k};
-      a.w = Tensor{w.data(), t, Device::Cpu, s.n, s.k};
+      a.w = b->load_weight(Tensor{w.data(), t, Device::Cpu, s.n, s.k}, WeightUse::Matmul);
       a.y = Tensor{y.data(), DType::F32, Device::Cpu, s.m, s.n};
       b->matmul(a);
       std::vector<double> times;
@@ -66,6 +66,7 @@ int main(int argc, char** argv) {
         b->matmul(a);
         times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
       }
+      b->release_weight(a.w);
       std::sort(times.begin(), times.end());
       const double flops = 2.0 * s.m * s.n * s.k;
       std::printf("%-16s %-6s %6lld %6lld %6lld %10.1f\n", s.what, dtype_name(t), static_cast<long long>(s.m),
