@@ -2,6 +2,7 @@
 // scalar references, made once at construction from the CPU's features.
 #include "cpu/cpu_backend.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -16,6 +17,12 @@ namespace embed::cpu {
 
 CpuBackend::CpuBackend(const BackendOptions& options)
     : fast_(!options.force_scalar && cpu_features().has_fast_path()) {
+  static bool warned = false;
+  if (!fast_ && !options.force_scalar && !warned) {
+    warned = true;
+    std::fprintf(stderr, "embed: warning: this CPU lacks AVX2/FMA/F16C (%s): using the scalar kernels, which are much slower\n",
+                 cpu_features().describe().c_str());
+  }
   int threads = options.threads;
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   pool_ = std::make_unique<ThreadPool>(threads);
