@@ -15,6 +15,19 @@ namespace {
 
 constexpr int kQueryBlock = 32;
 
+// o[0, 8*NV) = inv * sum_{j in [jlo, jhi)} p[j] * v[j][0, 8*NV): NV independent accumulators.
+template <int NV>
+inline void weighted_sum(const float* p, int jlo, int jhi, const float* v, int64_t vs, float inv, float* o) {
+  __m256 acc[NV];
+  for (int u = 0; u < NV; u++) acc[u] = _mm256_setzero_ps();
+  for (int j = jlo; j < jhi; j++) {
+    const __m256 pj = _mm256_set1_ps(p[j]);
+    const float* vr = v + static_cast<int64_t>(j) * vs;
+    for (int u = 0; u < NV; u++) acc[u] = _mm256_fmadd_ps(pj, _mm256_loadu_ps(vr + 8 * u), acc[u]);
+  }
+  for (int u = 0; u < NV; u++) _mm256_storeu_ps(o + 8 * u, _mm256_mul_ps(acc[u], _mm256_set1_ps(inv)));
+}
+
 struct Task {
   int seq, kv_head, q0, q1;  // queries [q0, q1) relative to the sequence start
 };
@@ -51,36 +64,63 @@ void attention(const AttentionArgs& a, ThreadPool& pool) {
         if (a.window_left >= 0) jlo = std::max(jlo, i - a.window_left);
         if (a.window_right >= 0) jhi = std::min(jhi, i + a.window_right + 1);
         const float* q = a.q.ptr<const float>() + static_cast<int64_t>(begin + i) * qs + h * d;
-        // scores[j] = scale * q . k_j for j in [jlo8, jhi) (jlo rounded down to 8 for aligned sweeps)
+        // scores[j] = scale * q . k_j over [jlo8, jhi) (jlo rounded down to 8 for aligned sweeps);
+        // four independent 8-key accumulators keep the FMA pipes busy.
         const int jlo8 = jlo & ~7;
-        for (int j = jlo8; j < jhi; j += 8) {
+        const float* ktp = kt.data();
+        const __m256 sc = _mm256_set1_ps(a.scale);
+        int j = jlo8;
+        for (; j + 32 <= jhi; j += 32) {
+          __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+          for (int c = 0; c < d; c++) {
+            const __m256 qc = _mm256_set1_ps(q[c]);
+            const float* row = ktp + static_cast<size_t>(c) * ld + j;
+            s0 = _mm256_fmadd_ps(qc, _mm256_loadu_ps(row), s0);
+            s1 = _mm256_fmadd_ps(qc, _mm256_loadu_ps(row + 8), s1);
+            s2 = _mm256_fmadd_ps(qc, _mm256_loadu_ps(row + 16), s2);
+            s3 = _mm256_fmadd_ps(qc, _mm256_loadu_ps(row + 24), s3);
+          }
+          _mm256_storeu_ps(scores.data() + j, _mm256_mul_ps(s0, sc));
+          _mm256_storeu_ps(scores.data() + j + 8, _mm256_mul_ps(s1, sc));
+          _mm256_storeu_ps(scores.data() + j + 16, _mm256_mul_ps(s2, sc));
+          _mm256_storeu_ps(scores.data() + j + 24, _mm256_mul_ps(s3, sc));
+        }
+        for (; j < jhi; j += 8) {
           __m256 acc = _mm256_setzero_ps();
           for (int c = 0; c < d; c++)
-            acc = _mm256_fmadd_ps(_mm256_set1_ps(q[c]), _mm256_loadu_ps(kt.data() + static_cast<size_t>(c) * ld + j), acc);
-          _mm256_storeu_ps(scores.data() + j, _mm256_mul_ps(acc, _mm256_set1_ps(a.scale)));
+            acc = _mm256_fmadd_ps(_mm256_set1_ps(q[c]), _mm256_loadu_ps(ktp + static_cast<size_t>(c) * ld + j), acc);
+          _mm256_storeu_ps(scores.data() + j, _mm256_mul_ps(acc, sc));
         }
         float mx = -INFINITY;
-        for (int j = jlo; j < jhi; j++) mx = std::max(mx, scores[static_cast<size_t>(j)]);
+        for (int jj = jlo; jj < jhi; jj++) mx = std::max(mx, scores[static_cast<size_t>(jj)]);
         float sum = 0;
-        for (int j = jlo; j < jhi; j++) {
-          const float e = std::exp(scores[static_cast<size_t>(j)] - mx);
-          scores[static_cast<size_t>(j)] = e;
+        for (int jj = jlo; jj < jhi; jj++) {
+          const float e = std::exp(scores[static_cast<size_t>(jj)] - mx);
+          scores[static_cast<size_t>(jj)] = e;
           sum += e;
         }
         const float inv = 1.0f / sum;
         float* o = a.out.ptr<float>() + static_cast<int64_t>(begin + i) * os + h * d;
-        int c = 0;
-        for (; c + 8 <= d; c += 8) {
-          __m256 acc = _mm256_setzero_ps();
-          for (int j = jlo; j < jhi; j++)
-            acc = _mm256_fmadd_ps(_mm256_set1_ps(scores[static_cast<size_t>(j)]),
-                                  _mm256_loadu_ps(a.v.ptr<const float>() + static_cast<int64_t>(begin + j) * vs + t.kv_head * d + c), acc);
-          _mm256_storeu_ps(o + c, _mm256_mul_ps(acc, _mm256_set1_ps(inv)));
+        const float* vbase = a.v.ptr<const float>() + static_cast<int64_t>(begin) * vs + t.kv_head * d;
+        // out = sum_j p_j v_j: up to 8 independent 8-wide accumulators across d per sweep over j.
+        const int d8 = d & ~7;
+        for (int c0 = 0; c0 < d8; c0 += 64) {
+          const int nv = std::min(8, (d8 - c0) / 8);
+          const float* vb = vbase + c0;
+          switch (nv) {  // compile-time widths keep the accumulators in registers
+            case 1: weighted_sum<1>(scores.data(), jlo, jhi, vb, vs, inv, o + c0); break;
+            case 2: weighted_sum<2>(scores.data(), jlo, jhi, vb, vs, inv, o + c0); break;
+            case 3: weighted_sum<3>(scores.data(), jlo, jhi, vb, vs, inv, o + c0); break;
+            case 4: weighted_sum<4>(scores.data(), jlo, jhi, vb, vs, inv, o + c0); break;
+            case 5: weighted_sum<5>(scores.data(), jlo, jhi, vb, vs, inv, o + c0); break;
+            case 6: weighted_sum<6>(scores.data(), jlo, jhi, vb, vs, inv, o + c0); break;
+            case 7: weighted_sum<7>(scores.data(), jlo, jhi, vb, vs, inv, o + c0); break;
+            default: weighted_sum<8>(scores.data(), jlo, jhi, vb, vs, inv, o + c0); break;
+          }
         }
-        for (; c < d; c++) {
+        for (int c = d8; c < d; c++) {
           float acc = 0;
-          for (int j = jlo; j < jhi; j++)
-            acc += scores[static_cast<size_t>(j)] * a.v.ptr<const float>()[static_cast<int64_t>(begin + j) * vs + t.kv_head * d + c];
+          for (int jj = jlo; jj < jhi; jj++) acc += scores[static_cast<size_t>(jj)] * vbase[static_cast<int64_t>(jj) * vs + c];
           o[c] = acc * inv;
         }
       }
