@@ -75,4 +75,28 @@ void decoder_forward(ForwardPass& fp, const DecoderWeights& w, const DecoderDims
   ops::rms_norm(fp, x, w.output_norm, x, d.rms_eps);
 }
 
+namespace {
+
+class Decoder final : public Architecture {
+ public:
+  Decoder(const gguf::File& f, WeightLoader& w, const DecoderRecipe& r) {
+    dims_ = read_decoder_dims(f, r.arch, r.rope, info_);
+    info_.default_pooling = read_pooling(HParams(f, r.arch), Pooling::Last);
+    info_.rank_head = r.rank_head;
+    weights_ = load_decoder_weights(w, dims_, r.qkv_biases, r.qk_norm);
+    load_rank_head(w, info_);
+  }
+  void forward(ForwardPass& fp, Tensor x) const override { decoder_forward(fp, weights_, dims_, x); }
+
+ private:
+  DecoderDims dims_;
+  DecoderWeights weights_;
+};
+
+}  // namespace
+
+std::unique_ptr<Architecture> create_decoder(const gguf::File& f, WeightLoader& w, const DecoderRecipe& r) {
+  return std::make_unique<Decoder>(f, w, r);
+}
+
 }  // namespace embed::arch

@@ -38,4 +38,14 @@ DecoderWeights load_decoder_weights(WeightLoader& w, const DecoderDims& d, bool 
 // x = rms(x, output_norm). Causal attention within each sequence.
 void decoder_forward(ForwardPass& fp, const DecoderWeights& w, const DecoderDims& d, Tensor x);
 
+// What distinguishes one member of the family from another: the architecture files fill this in.
+struct DecoderRecipe {
+  const char* arch;           // general.architecture
+  RopeMode rope;              // NEOX (qwen) or NORM (llama: q/k permuted by the converter)
+  bool qkv_biases;            // attn_q/k/v biases must exist (qwen2)
+  bool qk_norm;               // per-head RMSNorm of q and k before RoPE (qwen3)
+  RankHead rank_head;         // how a classifier head reads the hidden states
+};
+std::unique_ptr<Architecture> create_decoder(const gguf::File& f, WeightLoader& w, const DecoderRecipe& r);
+
 }  // namespace embed::arch
