@@ -1,130 +1,131 @@
-// Attention over packed sequences with AVX2. One task = (sequence, kv head, block of queries):
-// the task transposes that head's keys into kT[d_head][len] so each query's scores are a
-// broadcast-FMA sweep with no horizontal sums, then softmax over the visible key range only
-// (causal / window limits give a contiguous range, so no mask is materialised), then
-// out = sum_j p_j v_j. Work per query depends only on its own sequence: batch invariant.
+// Attention over packed sequences with AVX2, as two small GEMMs per tile of up to 6 queries:
+// S = Q . K^T with the keys transposed once per task into kT[d_head][len], then an exact softmax
+// per query over its visible range (causal / window limits give a contiguous range; entries
+// outside it become 0), then O = P . V with V read in place. Both products use the register-tile
+// micro-kernel of the matmul. One task = (sequence, kv head[, block of 32 queries]), so the work for
+// a query depends only on its own sequence: outputs are batch invariant (extra zero terms added
+// for the other queries of a tile leave a float sum unchanged).
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <vector>
 
+#include "cpu/gemm_kernel_avx2.h"
 #include "cpu/kernels.h"
-#include "cpu/simd_avx2.h"
+#include "cpu/ref/ref.h"
 
 namespace embed::cpu::avx2 {
 namespace {
 
 constexpr int kQueryBlock = 32;
 
-// o[0, 8*NV) = inv * sum_{j in [jlo, jhi)} p[j] * v[j][0, 8*NV): NV independent accumulators.
-template <int NV>
-inline void weighted_sum(const float* p, int jlo, int jhi, const float* v, int64_t vs, float inv, float* o) {
-  __m256 acc[NV];
-  for (int u = 0; u < NV; u++) acc[u] = _mm256_setzero_ps();
-  for (int j = jlo; j < jhi; j++) {
-    const __m256 pj = _mm256_set1_ps(p[j]);
-    const float* vr = v + static_cast<int64_t>(j) * vs;
-    for (int u = 0; u < NV; u++) acc[u] = _mm256_fmadd_ps(pj, _mm256_loadu_ps(vr + 8 * u), acc[u]);
-  }
-  for (int u = 0; u < NV; u++) _mm256_storeu_ps(o + 8 * u, _mm256_mul_ps(acc[u], _mm256_set1_ps(inv)));
-}
-
 struct Task {
   int seq, kv_head, q0, q1;  // queries [q0, q1) relative to the sequence start
 };
+
+// Visible keys [lo, hi) of query i in a sequence of `len` tokens.
+inline void visible_range(const AttentionArgs& a, int i, int len, int* lo, int* hi) {
+  *lo = 0;
+  *hi = a.causal ? i + 1 : len;
+  if (a.window_left >= 0) *lo = std::max(*lo, i - a.window_left);
+  if (a.window_right >= 0) *hi = std::min(*hi, i + a.window_right + 1);
+}
+
+// p[0, n) = exp(scale * s - max) over [lo, hi), 0 elsewhere; returns the sum (8 lanes, then scalar).
+float softmax_row(float* s, int n, int lo, int hi, float scale) {
+  const __m256 vs = _mm256_set1_ps(scale);
+  __m256 vmax = _mm256_set1_ps(-INFINITY);
+  int m = lo;
+  for (; m + 8 <= hi; m += 8) vmax = _mm256_max_ps(vmax, _mm256_mul_ps(_mm256_loadu_ps(s + m), vs));
+  float mx = hmax(vmax);
+  for (; m < hi; m++) mx = std::max(mx, s[m] * scale);
+  std::fill(s, s + lo, 0.0f);
+  std::fill(s + hi, s + n, 0.0f);
+  const __m256 vm = _mm256_set1_ps(mx);
+  __m256 acc = _mm256_setzero_ps();
+  int j = lo;
+  for (; j + 8 <= hi; j += 8) {
+    const __m256 e = exp_ps(_mm256_fmsub_ps(_mm256_loadu_ps(s + j), vs, vm));
+    _mm256_storeu_ps(s + j, e);
+    acc = _mm256_add_ps(acc, e);
+  }
+  float sum = hsum(acc);
+  if (j < hi) {  // tail through the same vector exp
+    const __m256i mask = tail_mask(hi - j);
+    const __m256 e = exp_ps(_mm256_fmsub_ps(_mm256_maskload_ps(s + j, mask), vs, vm));
+    alignas(32) float buf[8];
+    _mm256_store_ps(buf, e);
+    for (int t = 0; t < hi - j; t++) {
+      s[j + t] = buf[t];
+      sum += buf[t];
+    }
+  }
+  return sum;
+}
+
+// One tile of mr queries [i0, i0 + mr) of head h.
+void attend_tile(const AttentionArgs& a, const Task& t, int h, int i0, int mr, const float* kt, int ld, float* scores) {
+  const int d = a.d_head;
+  const int begin = a.cu_seqlens_host[t.seq], len = a.cu_seqlens_host[t.seq + 1] - begin;
+  int lo[kMR], hi[kMR], kmax = 0;
+  for (int r = 0; r < mr; r++) {
+    visible_range(a, i0 + r, len, &lo[r], &hi[r]);
+    kmax = std::max(kmax, hi[r]);
+  }
+  // S[mr][kmax] = Q[mr][d] . kT[d][kmax]
+  const float* q = a.q.ptr<const float>() + static_cast<int64_t>(begin + i0) * a.q.cols + h * d;
+  std::memset(scores, 0, sizeof(float) * static_cast<size_t>(mr) * ld);
+  for (int j0 = 0; j0 < kmax; j0 += kNR)
+    kKernels<LoadF32>[mr](d, q, a.q.cols, kt + j0, ld, scores + j0, ld, std::min(kNR, kmax - j0));
+  float inv[kMR];
+  for (int r = 0; r < mr; r++) inv[r] = 1.0f / softmax_row(scores + r * ld, kmax, lo[r], hi[r], a.scale);
+  // O[mr][d] = P[mr][kmax] . V[kmax][d], then each row scaled by 1 / its softmax sum.
+  float* o = a.out.ptr<float>() + static_cast<int64_t>(begin + i0) * a.out.cols + h * d;
+  const float* v = a.v.ptr<const float>() + static_cast<int64_t>(begin) * a.v.cols + t.kv_head * d;
+  for (int r = 0; r < mr; r++) std::memset(o + r * a.out.cols, 0, sizeof(float) * d);
+  for (int c0 = 0; c0 < d; c0 += kNR)
+    kKernels<LoadF32>[mr](kmax, scores, ld, v + c0, a.v.cols, o + c0, a.out.cols, std::min(kNR, d - c0));
+  for (int r = 0; r < mr; r++) {
+    const __m256 iv = _mm256_set1_ps(inv[r]);
+    for (int c = 0; c < d; c += 8) _mm256_storeu_ps(o + r * a.out.cols + c, _mm256_mul_ps(_mm256_loadu_ps(o + r * a.out.cols + c), iv));
+  }
+}
 
 }  // namespace
 
 void attention(const AttentionArgs& a, ThreadPool& pool) {
   const int group = a.n_heads / a.n_kv_heads;
   const int d = a.d_head;
+  // The tiles read 16 values of a head at a time; other head sizes (none in the supported
+  // models: 16, 32, 64, 128, 256) take the scalar reference.
+  if (d % kNR != 0) return ref::attention(a);
+  // Whole sequences per task (the keys are transposed once per sequence and kv head) unless
+  // there are too few (sequence, kv head) pairs to keep the threads busy.
+  const bool split = static_cast<int64_t>(a.n_seqs) * a.n_kv_heads < 4 * pool.size();
   std::vector<Task> tasks;
   for (int s = 0; s < a.n_seqs; s++) {
     const int len = a.cu_seqlens_host[s + 1] - a.cu_seqlens_host[s];
+    const int block = split ? kQueryBlock : len;
     for (int kvh = 0; kvh < a.n_kv_heads; kvh++)
-      for (int q0 = 0; q0 < len; q0 += kQueryBlock) tasks.push_back({s, kvh, q0, std::min(len, q0 + kQueryBlock)});
+      for (int q0 = 0; q0 < len; q0 += block) tasks.push_back({s, kvh, q0, std::min(len, q0 + block)});
   }
-  const int64_t qs = a.q.cols, ks = a.k.cols, vs = a.v.cols, os = a.out.cols;
   pool.run(static_cast<int64_t>(tasks.size()), [&](int64_t ti) {
     const Task& t = tasks[static_cast<size_t>(ti)];
     const int begin = a.cu_seqlens_host[t.seq];
     const int len = a.cu_seqlens_host[t.seq + 1] - begin;
-    // Keys this block can see: [0, kend) intersected with each query's window.
+    // Keys any query of the block can see: [0, kend) (window starts are handled per query).
     const int kend = a.causal ? t.q1 : len;
+    const int ld = (kend + kNR - 1) / kNR * kNR;  // padded so 16-wide tiles never leave the rows
     thread_local std::vector<float> kt, scores;
-    const int ld = (kend + 7) & ~7;  // padded so 8-wide loads never read past the row
     kt.assign(static_cast<size_t>(d) * ld, 0.0f);
-    scores.resize(static_cast<size_t>(ld));
+    scores.resize(static_cast<size_t>(kMR) * ld);
     for (int j = 0; j < kend; j++) {
-      const float* k = a.k.ptr<const float>() + static_cast<int64_t>(begin + j) * ks + t.kv_head * d;
+      const float* k = a.k.ptr<const float>() + static_cast<int64_t>(begin + j) * a.k.cols + t.kv_head * d;
       for (int c = 0; c < d; c++) kt[static_cast<size_t>(c) * ld + j] = k[c];
     }
-    for (int h = t.kv_head * group; h < (t.kv_head + 1) * group; h++) {
-      for (int i = t.q0; i < t.q1; i++) {
-        int jlo = 0, jhi = a.causal ? i + 1 : len;  // visible keys [jlo, jhi)
-        if (a.window_left >= 0) jlo = std::max(jlo, i - a.window_left);
-        if (a.window_right >= 0) jhi = std::min(jhi, i + a.window_right + 1);
-        const float* q = a.q.ptr<const float>() + static_cast<int64_t>(begin + i) * qs + h * d;
-        // scores[j] = scale * q . k_j over [jlo8, jhi) (jlo rounded down to 8 for aligned sweeps);
-        // four independent 8-key accumulators keep the FMA pipes busy.
-        const int jlo8 = jlo & ~7;
-        const float* ktp = kt.data();
-        const __m256 sc = _mm256_set1_ps(a.scale);
-        int j = jlo8;
-        for (; j + 32 <= jhi; j += 32) {
-          __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
-          for (int c = 0; c < d; c++) {
-            const __m256 qc = _mm256_set1_ps(q[c]);
-            const float* row = ktp + static_cast<size_t>(c) * ld + j;
-            s0 = _mm256_fmadd_ps(qc, _mm256_loadu_ps(row), s0);
-            s1 = _mm256_fmadd_ps(qc, _mm256_loadu_ps(row + 8), s1);
-            s2 = _mm256_fmadd_ps(qc, _mm256_loadu_ps(row + 16), s2);
-            s3 = _mm256_fmadd_ps(qc, _mm256_loadu_ps(row + 24), s3);
-          }
-          _mm256_storeu_ps(scores.data() + j, _mm256_mul_ps(s0, sc));
-          _mm256_storeu_ps(scores.data() + j + 8, _mm256_mul_ps(s1, sc));
-          _mm256_storeu_ps(scores.data() + j + 16, _mm256_mul_ps(s2, sc));
-          _mm256_storeu_ps(scores.data() + j + 24, _mm256_mul_ps(s3, sc));
-        }
-        for (; j < jhi; j += 8) {
-          __m256 acc = _mm256_setzero_ps();
-          for (int c = 0; c < d; c++)
-            acc = _mm256_fmadd_ps(_mm256_set1_ps(q[c]), _mm256_loadu_ps(ktp + static_cast<size_t>(c) * ld + j), acc);
-          _mm256_storeu_ps(scores.data() + j, _mm256_mul_ps(acc, sc));
-        }
-        float mx = -INFINITY;
-        for (int jj = jlo; jj < jhi; jj++) mx = std::max(mx, scores[static_cast<size_t>(jj)]);
-        float sum = 0;
-        for (int jj = jlo; jj < jhi; jj++) {
-          const float e = std::exp(scores[static_cast<size_t>(jj)] - mx);
-          scores[static_cast<size_t>(jj)] = e;
-          sum += e;
-        }
-        const float inv = 1.0f / sum;
-        float* o = a.out.ptr<float>() + static_cast<int64_t>(begin + i) * os + h * d;
-        const float* vbase = a.v.ptr<const float>() + static_cast<int64_t>(begin) * vs + t.kv_head * d;
-        // out = sum_j p_j v_j: up to 8 independent 8-wide accumulators across d per sweep over j.
-        const int d8 = d & ~7;
-        for (int c0 = 0; c0 < d8; c0 += 64) {
-          const int nv = std::min(8, (d8 - c0) / 8);
-          const float* vb = vbase + c0;
-          switch (nv) {  // compile-time widths keep the accumulators in registers
-            case 1: weighted_sum<1>(scores.data(), jlo, jhi, vb, vs, inv, o + c0); break;
-            case 2: weighted_sum<2>(scores.data(), jlo, jhi, vb, vs, inv, o + c0); break;
-            case 3: weighted_sum<3>(scores.data(), jlo, jhi, vb, vs, inv, o + c0); break;
-            case 4: weighted_sum<4>(scores.data(), jlo, jhi, vb, vs, inv, o + c0); break;
-            case 5: weighted_sum<5>(scores.data(), jlo, jhi, vb, vs, inv, o + c0); break;
-            case 6: weighted_sum<6>(scores.data(), jlo, jhi, vb, vs, inv, o + c0); break;
-            case 7: weighted_sum<7>(scores.data(), jlo, jhi, vb, vs, inv, o + c0); break;
-            default: weighted_sum<8>(scores.data(), jlo, jhi, vb, vs, inv, o + c0); break;
-          }
-        }
-        for (int c = d8; c < d; c++) {
-          float acc = 0;
-          for (int jj = jlo; jj < jhi; jj++) acc += scores[static_cast<size_t>(jj)] * vbase[static_cast<int64_t>(jj) * vs + c];
-          o[c] = acc * inv;
-        }
-      }
-    }
+    for (int h = t.kv_head * group; h < (t.kv_head + 1) * group; h++)
+      for (int i0 = t.q0; i0 < t.q1; i0 += kMR)
+        attend_tile(a, t, h, i0, std::min(kMR, t.q1 - i0), kt.data(), ld, scores.data());
   });
 }
 

@@ -9,86 +9,14 @@
 
 #include "cpu/kernels.h"
 #include "cpu/packed_weight.h"
-#include "cpu/simd_avx2.h"
+#include "cpu/gemm_kernel_avx2.h"
 
 namespace embed::cpu::avx2 {
 namespace {
 
-constexpr int kMR = 6;
-constexpr int kNR = 16;
 constexpr int64_t kKC = 256;         // k-block: a multiple of every block size (32, 256)
 constexpr int64_t kMaxPanels = 16;   // panels packed at once per thread (<= 256 KiB at kKC)
 
-// Accumulators are named variables, not arrays: GCC keeps arrays of __m256 on the stack when a
-// later loop indexes them, which costs a store per FMA.
-// B loaders: 16 consecutive values of a panel row as two f32 vectors.
-struct LoadF32 {
-  static void load(const void* b, int64_t p, __m256& b0, __m256& b1) {
-    const float* f = static_cast<const float*>(b) + p * kNR;
-    b0 = _mm256_loadu_ps(f);
-    b1 = _mm256_loadu_ps(f + 8);
-  }
-};
-struct LoadF16 {
-  static void load(const void* b, int64_t p, __m256& b0, __m256& b1) {
-    const uint16_t* h = static_cast<const uint16_t*>(b) + p * kNR;
-    b0 = load_f16x8(h);
-    b1 = load_f16x8(h + 8);
-  }
-};
-struct LoadBF16 {
-  static void load(const void* b, int64_t p, __m256& b0, __m256& b1) {
-    const uint16_t* h = static_cast<const uint16_t*>(b) + p * kNR;
-    b0 = load_bf16x8(h);
-    b1 = load_bf16x8(h + 8);
-  }
-};
-
-template <int MR, class Load>
-inline void micro_kernel(int64_t kc, const float* a, int64_t lda, const void* b, float* c, int64_t ldc, int n_valid) {
-  __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
-  __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
-  const float* a0 = a;
-  const float* a1 = a + lda;
-  const float* a2 = a + 2 * lda;
-  const float* a3 = a + 3 * lda;
-  const float* a4 = a + 4 * lda;
-  const float* a5 = a + 5 * lda;
-  for (int64_t p = 0; p < kc; p++) {
-    __m256 b0, b1;
-    Load::load(b, p, b0, b1);
-#define EMBED_ROW(r)                                          \
-  if constexpr (MR > r) {                                     \
-    const __m256 ar = _mm256_broadcast_ss(a##r + p);          \
-    c##r##0 = _mm256_fmadd_ps(ar, b0, c##r##0);               \
-    c##r##1 = _mm256_fmadd_ps(ar, b1, c##r##1);               \
-  }
-    EMBED_ROW(0) EMBED_ROW(1) EMBED_ROW(2) EMBED_ROW(3) EMBED_ROW(4) EMBED_ROW(5)
-#undef EMBED_ROW
-  }
-  const __m256i m0 = tail_mask(std::min(n_valid, 8)), m1 = tail_mask(std::max(n_valid - 8, 0));
-  auto store = [&](float* cr, __m256 lo, __m256 hi) {
-    if (n_valid == kNR) {
-      _mm256_storeu_ps(cr, _mm256_add_ps(_mm256_loadu_ps(cr), lo));
-      _mm256_storeu_ps(cr + 8, _mm256_add_ps(_mm256_loadu_ps(cr + 8), hi));
-    } else {
-      _mm256_maskstore_ps(cr, m0, _mm256_add_ps(_mm256_maskload_ps(cr, m0), lo));
-      _mm256_maskstore_ps(cr + 8, m1, _mm256_add_ps(_mm256_maskload_ps(cr + 8, m1), hi));
-    }
-  };
-  store(c, c00, c01);
-  if constexpr (MR > 1) store(c + ldc, c10, c11);
-  if constexpr (MR > 2) store(c + 2 * ldc, c20, c21);
-  if constexpr (MR > 3) store(c + 3 * ldc, c30, c31);
-  if constexpr (MR > 4) store(c + 4 * ldc, c40, c41);
-  if constexpr (MR > 5) store(c + 5 * ldc, c50, c51);
-}
-
-using KernelFn = void (*)(int64_t, const float*, int64_t, const void*, float*, int64_t, int);
-template <class Load>
-constexpr KernelFn kKernels[kMR + 1] = {nullptr,
-                                        micro_kernel<1, Load>, micro_kernel<2, Load>, micro_kernel<3, Load>,
-                                        micro_kernel<4, Load>, micro_kernel<5, Load>, micro_kernel<6, Load>};
 
 // y = (accumulate ? y : 0) + bias over rows [i0, i1) x columns [j0, j1): the starting value every
 // k-block's partial sums are added to, the same whatever the tiling.
@@ -123,7 +51,7 @@ void matmul_packed(const MatmulArgs& a, const PackedWeight& pw, ThreadPool& pool
         const int nv = static_cast<int>(std::min<int64_t>(kNR, n - p * kNR));
         for (int64_t i = i0; i < i1; i += kMR) {
           const int mr = static_cast<int>(std::min<int64_t>(kMR, i1 - i));
-          kKernels<Load>[mr](kc, x + i * k + k0, k, pw.panel(p, k0), y + i * n + p * kNR, n, nv);
+          kKernels<Load>[mr](kc, x + i * k + k0, k, pw.panel(p, k0), kNR, y + i * n + p * kNR, n, nv);
         }
       }
     }
@@ -187,7 +115,7 @@ void matmul(const MatmulArgs& a, ThreadPool& pool) {
         for (int64_t p = p0; p < p1; p++) {
           const int64_t j = p * kNR;
           const int nv = static_cast<int>(std::min<int64_t>(kNR, n - j));
-          kKernels<LoadF32>[mr](kc, x + i * k + k0, k, panels + (p - p0) * panel_floats, y + i * n + j, n, nv);
+          kKernels<LoadF32>[mr](kc, x + i * k + k0, k, panels + (p - p0) * panel_floats, kNR, y + i * n + j, n, nv);
         }
       }
     }

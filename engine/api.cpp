@@ -146,6 +146,7 @@ Result<Embeddings> Context::embed(const std::vector<std::string>& texts, const E
     const int64_t max_tokens = resolve_max_tokens(o.max_tokens, d.n_ctx);
     Embeddings out;
     std::vector<SequenceInput> seqs(texts.size());
+    size_t truncated = 0;
     for (size_t i = 0; i < texts.size(); i++) {
       index = static_cast<int64_t>(i);
       tok::Encoding e = model_->tokenizer().encode(o.prefix + texts[i]);
@@ -154,13 +155,20 @@ Result<Embeddings> Context::embed(const std::vector<std::string>& texts, const E
         if (!o.truncate)
           fail(ErrorKind::InvalidArgument, "text has " + std::to_string(e.ids.size()) + " tokens, more than the limit of " +
                                                std::to_string(max_tokens) + " tokens");
+        // Asked for: one summary warning below rather than the tokenizer's note per text.
+        const size_t notes = e.warnings.size();
         model_->tokenizer().truncate(e, static_cast<size_t>(max_tokens));
+        e.warnings.resize(notes);
+        truncated++;
       }
       for (const std::string& w : e.warnings) add_warning(out.warnings, w);
       seqs[i] = SequenceInput{std::move(e.ids), std::move(e.type_ids), std::move(e.special)};
       out.n_tokens.push_back(static_cast<int32_t>(seqs[i].ids.size()));
     }
     index = -1;
+    if (truncated)
+      out.warnings.push_back(std::to_string(truncated) + " of " + std::to_string(texts.size()) + " texts were longer than " +
+                             std::to_string(max_tokens) + " tokens and were truncated");
     RunOptions ro;
     ro.pooling = o.pooling.value_or(d.default_pooling);
     ro.normalize = o.normalize;
