@@ -4,11 +4,40 @@
 #include <sstream>
 
 #include "cpu/cpu_features.h"
+#if defined(EMBED_TEST_DEVICE_CUDA_EMULATED)
+#include "cuda/cuda_backend.h"
+#endif
 
 namespace embed::test {
 
+// One executable per subject, built from the same test sources (tests/CMakeLists.txt):
+// - default: the CPU fast path;
+// - EMBED_TEST_DEVICE_CUDA: the CUDA backend only, or nothing (with a warning) without a device;
+// - EMBED_TEST_DEVICE_CUDA_EMULATED: the CUDA backend's kernels run by the CPU emulator.
+// CUDA computes matmuls in f32 here (cuda_f32_matmul): these tests' tolerances are f32 ones; the
+// tensor-core path has its own tests (tests/cuda/).
 std::vector<BackendUnderTest> backends_under_test(int cpu_threads) {
   std::vector<BackendUnderTest> out;
+#if defined(EMBED_TEST_DEVICE_CUDA)
+  (void)cpu_threads;
+  std::string why;
+  if (!backend_available(Device::Cuda, &why)) {
+    static bool warned = false;
+    if (!warned) WARN("no CUDA device: skipped (" << why << ")");
+    warned = true;
+    return out;
+  }
+  BackendOptions o;
+  o.device = Device::Cuda;
+  o.cuda_f32_matmul = true;
+  out.push_back({"cuda", create_backend(o)});
+#elif defined(EMBED_TEST_DEVICE_CUDA_EMULATED)
+  (void)cpu_threads;
+  BackendOptions o;
+  o.device = Device::Cuda;
+  o.cuda_f32_matmul = true;
+  out.push_back({"cuda-emulated", cuda::create_cuda_backend(o)});
+#else
   if (cpu::cpu_features().has_fast_path()) {
     BackendOptions o;
     o.threads = cpu_threads;
@@ -16,11 +45,7 @@ std::vector<BackendUnderTest> backends_under_test(int cpu_threads) {
   } else {
     WARN("CPU has no AVX2/FMA/F16C: only the scalar path exists, nothing to compare");
   }
-  if (backend_available(Device::Cuda)) {
-    BackendOptions o;
-    o.device = Device::Cuda;
-    out.push_back({"cuda", create_backend(o)});
-  }
+#endif
   return out;
 }
 

@@ -1,0 +1,157 @@
+// Attention over packed variable-length sequences on the GPU, flash-style: key tiles streamed
+// through shared memory with an online softmax, nothing of size len^2 in memory. f32 math.
+// Shapes: q, out [n_tokens, n_heads * d_head]; k, v [n_tokens, n_kv_heads * d_head]; cu_seqlens
+// [n_seqs + 1] int32 (device). Query head h reads kv head h / (n_heads / n_kv_heads).
+// Geometry: block (sequence, query tile of 16, head); 4 warps x 4 queries. Per key tile of 32:
+// lane j scores key j for the warp's 4 queries (q broadcast from shared memory), the warp updates
+// max/sum with butterfly reductions, then each lane accumulates p . v for d_head / 32 columns.
+// Tiles are counted from the sequence start, so a sequence's output is bit-identical whatever
+// it is packed with. Dynamic shared memory: Q 16 x D, K 32 x (D + 1), V 32 x D, P 16 x 32 floats.
+#include "cuda/device.cuh"
+#include "cuda/kernels.cuh"
+
+namespace embed::cuda {
+namespace {
+
+constexpr int kWarps = 4, kQueriesPerWarp = 4, kQueries = kWarps * kQueriesPerWarp, kKeys = 32;
+
+struct AttentionParams {
+  const float* q;
+  const float* k;
+  const float* v;
+  float* out;
+  const int32_t* cu_seqlens;
+  int64_t q_stride, kv_stride;
+  int group, d_head;
+  float scale;
+  bool causal;
+  int window_left, window_right;
+};
+
+__device__ __forceinline__ bool visible(const AttentionParams& p, int qi, int kj) {
+  return (!p.causal || kj <= qi) && (p.window_left < 0 || qi - kj <= p.window_left) &&
+         (p.window_right < 0 || kj - qi <= p.window_right);
+}
+
+template <int D>
+constexpr size_t shared_floats() {
+  return size_t{kQueries} * D + size_t{kKeys} * (D + 1) + size_t{kKeys} * D + size_t{kQueries} * kKeys;
+}
+
+template <int D>  // d_head <= D, D a multiple of 32
+__global__ void __launch_bounds__(kWarps * 32) attention_kernel(AttentionParams p) {
+  EMBED_DYNAMIC_SHARED(float, smem);
+  float* qs = smem;                       // [kQueries][D]
+  float* ks = qs + kQueries * D;          // [kKeys][D + 1]: lane j reads row j, column c: no bank conflict
+  float* vs = ks + kKeys * (D + 1);       // [kKeys][D]
+  float* ps = vs + kKeys * D;             // [kQueries][kKeys]
+  constexpr int kCols = D / 32;           // output columns per lane: lane + 32 i
+  const int seq = static_cast<int>(blockIdx.x), h = static_cast<int>(blockIdx.z);
+  const int tid = static_cast<int>(threadIdx.x), lane = tid & 31, warp = tid >> 5;
+  const int begin = p.cu_seqlens[seq], len = p.cu_seqlens[seq + 1] - begin;
+  const int q0 = static_cast<int>(blockIdx.y) * kQueries;
+  if (q0 >= len) return;  // the whole block: grid.y covers the longest sequence
+  const int q_last = std::min(q0 + kQueries, len) - 1, d = p.d_head;
+  const int64_t q_col = int64_t{h} * d, kv_col = int64_t{h / p.group} * d;
+  for (int e = tid; e < kQueries * D; e += kWarps * 32) {
+    const int r = e / D, c = e % D, qi = q0 + r;
+    qs[e] = (qi < len && c < d) ? p.q[(begin + qi) * p.q_stride + q_col + c] : 0.0f;
+  }
+  // Keys any query of the tile can see, the start aligned down to a tile boundary.
+  int k_begin = p.window_left >= 0 ? std::max(0, q0 - p.window_left) : 0;
+  int k_end = len;
+  if (p.causal) k_end = std::min(k_end, q_last + 1);
+  if (p.window_right >= 0) k_end = std::min(k_end, q_last + p.window_right + 1);
+  k_begin = k_begin / kKeys * kKeys;
+
+  float m[kQueriesPerWarp], l[kQueriesPerWarp], acc[kQueriesPerWarp][kCols];
+#pragma unroll
+  for (int r = 0; r < kQueriesPerWarp; r++) {
+    m[r] = -INFINITY;
+    l[r] = 0.0f;
+    for (int i = 0; i < kCols; i++) acc[r][i] = 0.0f;
+  }
+  for (int kt = k_begin; kt < k_end; kt += kKeys) {
+    __syncthreads();  // the previous tile is no longer read (and the q tile is written)
+    for (int e = tid; e < kKeys * D; e += kWarps * 32) {
+      const int r = e / D, c = e % D, kj = kt + r;
+      const bool ok = kj < len && c < d;
+      ks[r * (D + 1) + c] = ok ? p.k[(begin + kj) * p.kv_stride + kv_col + c] : 0.0f;
+      vs[r * D + c] = ok ? p.v[(begin + kj) * p.kv_stride + kv_col + c] : 0.0f;
+    }
+    __syncthreads();
+    float score[kQueriesPerWarp];
+#pragma unroll
+    for (int r = 0; r < kQueriesPerWarp; r++) score[r] = 0.0f;
+    for (int c = 0; c < d; c++) {
+      const float kc = ks[lane * (D + 1) + c];
+#pragma unroll
+      for (int r = 0; r < kQueriesPerWarp; r++) score[r] = fmaf(qs[(warp * kQueriesPerWarp + r) * D + c], kc, score[r]);
+    }
+    const int kj = kt + lane;
+#pragma unroll
+    for (int r = 0; r < kQueriesPerWarp; r++) {
+      const int qi = q0 + warp * kQueriesPerWarp + r;
+      const bool ok = kj < len && visible(p, qi, kj);
+      const float s = ok ? score[r] * p.scale : -INFINITY;
+      const float m_new = std::max(m[r], warp_max(s));
+      const float prob = ok ? expf(s - m_new) : 0.0f;
+      // While nothing was visible m is -inf and l, acc are 0: the factor is irrelevant, avoid inf-inf.
+      const float correction = m[r] == -INFINITY ? 0.0f : expf(m[r] - m_new);
+      l[r] = l[r] * correction + warp_sum(prob);
+      for (int i = 0; i < kCols; i++) acc[r][i] *= correction;
+      m[r] = m_new;
+      ps[(warp * kQueriesPerWarp + r) * kKeys + lane] = prob;
+    }
+    __syncwarp();
+    for (int j = 0; j < kKeys; j++) {
+      float vj[kCols];
+#pragma unroll
+      for (int i = 0; i < kCols; i++) vj[i] = vs[j * D + lane + 32 * i];
+#pragma unroll
+      for (int r = 0; r < kQueriesPerWarp; r++) {
+        const float pj = ps[(warp * kQueriesPerWarp + r) * kKeys + j];
+        for (int i = 0; i < kCols; i++) acc[r][i] = fmaf(pj, vj[i], acc[r][i]);
+      }
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < kQueriesPerWarp; r++) {
+    const int qi = q0 + warp * kQueriesPerWarp + r;
+    if (qi >= len) continue;
+    float* o = p.out + (begin + qi) * p.q_stride + q_col;
+    for (int i = 0; i < kCols; i++) {
+      const int c = lane + 32 * i;
+      if (c < d) o[c] = l[r] > 0.0f ? acc[r][i] / l[r] : 0.0f;
+    }
+  }
+}
+
+template <int D>
+void launch_for(const AttentionArgs& a, const AttentionParams& p, cudaStream_t stream) {
+  const size_t bytes = shared_floats<D>() * sizeof(float);
+  auto* const kernel = &attention_kernel<D>;
+  if (bytes > 48 * 1024) EMBED_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+  const dim3 grid(static_cast<unsigned>(a.n_seqs), static_cast<unsigned>((a.max_seqlen + kQueries - 1) / kQueries),
+                  static_cast<unsigned>(a.n_heads));
+  EMBED_LAUNCH(kernel, grid, kWarps * 32, bytes, stream)(p);
+  EMBED_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+void launch_attention(const AttentionArgs& a, cudaStream_t stream) {
+  if (a.n_seqs == 0 || a.max_seqlen == 0) return;
+  if (a.d_head > kMaxAttentionHead)
+    fail(ErrorKind::Unsupported, "cuda attention: d_head " + std::to_string(a.d_head) + " exceeds " + std::to_string(kMaxAttentionHead));
+  if ((a.max_seqlen + kQueries - 1) / kQueries > 65535 || a.n_heads > 65535)
+    fail(ErrorKind::Unsupported, "cuda attention: sequence length or head count beyond the launch limits");
+  AttentionParams p{a.q.ptr<const float>(), a.k.ptr<const float>(), a.v.ptr<const float>(), a.out.ptr<float>(), a.cu_seqlens,
+                    a.q.cols, a.k.cols, a.n_heads / a.n_kv_heads, a.d_head, a.scale, a.causal, a.window_left, a.window_right};
+  if (a.d_head <= 32) launch_for<32>(a, p, stream);
+  else if (a.d_head <= 64) launch_for<64>(a, p, stream);
+  else if (a.d_head <= 128) launch_for<128>(a, p, stream);
+  else launch_for<256>(a, p, stream);
+}
+
+}  // namespace embed::cuda
