@@ -52,16 +52,25 @@ __device__ __forceinline__ uint16_t float_to_bf16(float f) { return __bfloat16_a
 #endif
 
 // ---- reductions: fixed butterfly order, so a row's result never depends on anything else ----
+// (The emulator computes the same butterfly from one all-gather: same bits, far fewer switches.)
 template <class T>
 __device__ __forceinline__ T warp_sum(T v) {
+#if defined(EMBED_CUDA_EMULATE)
+  return emu::warp_butterfly(v, [](T a, T b) { return a + b; });
+#else
   for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(kFullMask, v, offset);
   return v;
+#endif
 }
 
 template <class T>
 __device__ __forceinline__ T warp_max(T v) {
+#if defined(EMBED_CUDA_EMULATE)
+  return emu::warp_butterfly(v, [](T a, T b) { return std::max(a, b); });
+#else
   for (int offset = 16; offset > 0; offset >>= 1) v = std::max(v, __shfl_xor_sync(kFullMask, v, offset));
   return v;
+#endif
 }
 
 // Block-wide sum (blockDim.x a multiple of 32, at most 1024); every thread gets the result.

@@ -1,10 +1,14 @@
 // The CUDA emulator's scheduler and host runtime (see cuda/emulator.h). Blocks run one after
-// another in a shuffled order; the threads of a block are ucontext fibers that run until they
-// reach a barrier (block, warp, shuffle) or finish, picked in a seeded random order each round.
-// A round in which no fiber can move is a deadlock (a barrier not every thread reaches): abort.
+// another in a shuffled order; the threads of a block are fibers that run until they reach a
+// barrier (block, warp, shuffle) or finish, picked in a seeded random order each round. A round
+// in which no fiber can move is a deadlock (a barrier not every thread reaches): abort. Fibers
+// switch with a few instructions on x86-64 (callee-saved registers and the stack pointer), with
+// ucontext elsewhere (two system calls per switch: correct, much slower).
 #include "cuda/emulator.h"
 
+#if !defined(__x86_64__)
 #include <ucontext.h>
+#endif
 
 #include <algorithm>
 #include <array>
@@ -24,10 +28,47 @@ constexpr size_t kStackBytes = 256 * 1024;
 constexpr size_t kSharedLimit = 227 * 1024;       // Hopper's largest block allocation
 constexpr size_t kStaticSharedLimit = 48 * 1024;  // without an opt-in
 
+// ---- context switch ----
+#if defined(__x86_64__)
+// Saves the callee-saved registers on the current stack, stores the stack pointer to *save,
+// loads `load` as the stack pointer and restores the registers saved there (System V ABI).
+extern "C" void embed_emu_switch(void** save, void* load);
+asm(R"(
+  .text
+  .globl embed_emu_switch
+  .hidden embed_emu_switch
+  .type embed_emu_switch, @function
+embed_emu_switch:
+  pushq %rbp
+  pushq %rbx
+  pushq %r12
+  pushq %r13
+  pushq %r14
+  pushq %r15
+  movq %rsp, (%rdi)
+  movq %rsi, %rsp
+  popq %r15
+  popq %r14
+  popq %r13
+  popq %r12
+  popq %rbx
+  popq %rbp
+  ret
+  .size embed_emu_switch, .-embed_emu_switch
+)");
+struct Context {
+  void* sp = nullptr;
+};
+#else
+struct Context {
+  ucontext_t uc{};
+};
+#endif
+
 enum class State { Runnable, Waiting, Done };
 
 struct Fiber {
-  ucontext_t ctx{};
+  Context ctx;
   std::unique_ptr<char[]> stack;
   dim3 tid;
   int warp = 0, lane = 0;
@@ -43,7 +84,7 @@ struct Barrier {
 
 struct BlockRun {
   std::vector<Fiber> fibers;
-  ucontext_t scheduler{};
+  Context scheduler;
   int current = 0;
   Barrier block_barrier;
   std::vector<Barrier> warp_barriers;
@@ -60,7 +101,15 @@ std::map<const void*, int> g_dynamic_limit;
 
 Fiber& me() { return g_run->fibers[static_cast<size_t>(g_run->current)]; }
 
-void switch_to_scheduler() { swapcontext(&me().ctx, &g_run->scheduler); }
+void switch_context(Context& save, Context& load) {
+#if defined(__x86_64__)
+  embed_emu_switch(&save.sp, load.sp);
+#else
+  swapcontext(&save.uc, &load.uc);
+#endif
+}
+
+void switch_to_scheduler() { switch_context(me().ctx, g_run->scheduler); }
 
 void release(Barrier& b) {
   for (int i : b.waiters) g_run->fibers[static_cast<size_t>(i)].state = State::Runnable;
@@ -86,6 +135,8 @@ void wait_at(int which) {
   switch_to_scheduler();  // even when released at once: let the others run first, in random order
 }
 
+// A fiber's first and only frame: runs the kernel body for this thread, then hands control back
+// to the scheduler for good.
 void fiber_main() {
   (*g_run->body)();
   Fiber& f = me();
@@ -94,13 +145,33 @@ void fiber_main() {
   g_run->warp_live[static_cast<size_t>(f.warp)]--;
   check_complete(-1);
   check_complete(f.warp);
-  // uc_link returns to the scheduler.
+  switch_to_scheduler();
+  std::abort();  // never resumed
+}
+
+void start_fiber(Fiber& f) {
+#if defined(__x86_64__)
+  // The initial stack as embed_emu_switch expects it: six zeroed registers, then the address it
+  // "returns" to, then a slot that keeps the stack 16-byte aligned as at a function's entry.
+  auto top = reinterpret_cast<uintptr_t>(f.stack.get() + kStackBytes) & ~uintptr_t{15};
+  auto* frame = reinterpret_cast<void**>(top) - 8;
+  for (int i = 0; i < 6; i++) frame[i] = nullptr;
+  frame[6] = reinterpret_cast<void*>(&fiber_main);
+  frame[7] = nullptr;
+  f.ctx.sp = frame;
+#else
+  getcontext(&f.ctx.uc);
+  f.ctx.uc.uc_stack.ss_sp = f.stack.get();
+  f.ctx.uc.uc_stack.ss_size = kStackBytes;
+  f.ctx.uc.uc_link = nullptr;
+  makecontext(&f.ctx.uc, fiber_main, 0);
+#endif
 }
 
 void resume(BlockRun& run, int i) {
   run.current = i;
   threadIdx = run.fibers[static_cast<size_t>(i)].tid;
-  swapcontext(&run.scheduler, &run.fibers[static_cast<size_t>(i)].ctx);
+  switch_context(run.scheduler, run.fibers[static_cast<size_t>(i)].ctx);
 }
 
 void run_block(BlockRun& run, unsigned n_threads) {
@@ -111,11 +182,7 @@ void run_block(BlockRun& run, unsigned n_threads) {
     f.tid = dim3(i % blockDim.x, (i / blockDim.x) % blockDim.y, i / (blockDim.x * blockDim.y));
     f.warp = static_cast<int>(i / 32);
     f.lane = static_cast<int>(i % 32);
-    getcontext(&f.ctx);
-    f.ctx.uc_stack.ss_sp = f.stack.get();
-    f.ctx.uc_stack.ss_size = kStackBytes;
-    f.ctx.uc_link = &run.scheduler;
-    makecontext(&f.ctx, fiber_main, 0);
+    start_fiber(f);
   }
   run.block_live = static_cast<int>(n_threads);
   for (size_t w = 0; w < run.warp_live.size(); w++)
@@ -184,6 +251,14 @@ void run_grid(dim3 grid, dim3 block, size_t dynamic_shared, const void* kernel, 
 void sync_block() { wait_at(-1); }
 void sync_warp() { wait_at(me().warp); }
 int lane_id() { return me().lane; }
+
+void warp_allgather(uint64_t mine, uint64_t* all) {
+  auto& slots = g_run->slots[static_cast<size_t>(me().warp)];
+  slots[static_cast<size_t>(me().lane)] = mine;
+  wait_at(me().warp);
+  std::copy(slots.begin(), slots.end(), all);
+  wait_at(me().warp);
+}
 
 uint64_t exchange(uint64_t mine, int src) {
   const int warp = me().warp;

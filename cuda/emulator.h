@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <tuple>
@@ -77,9 +78,30 @@ void sync_block();
 void sync_warp();
 // Publishes 8 bytes of this lane, waits for the warp, returns the 8 bytes of lane `src`.
 uint64_t exchange(uint64_t mine, int src);
+// Publishes 8 bytes of this lane, waits for the warp, copies all 32 lanes' bytes to `all`.
+void warp_allgather(uint64_t mine, uint64_t* all);
 void* shared_bytes(size_t bytes);  // static __shared__ array of this block (same address for every thread)
 void* dynamic_shared_bytes();      // the launch's dynamic shared memory
 int lane_id();
+
+// A butterfly reduction (offsets 16, 8, 4, 2, 1, as cuda/device.cuh writes it with shuffles)
+// computed from one all-gather: the same operations in the same order, so the same bits, for
+// two barriers instead of ten.
+template <class T, class Op>
+T warp_butterfly(T v, Op op) {
+  static_assert(sizeof(T) <= 8 && std::is_trivially_copyable_v<T>);
+  uint64_t bits = 0, all[32];
+  std::memcpy(&bits, &v, sizeof(T));
+  warp_allgather(bits, all);
+  T lanes[32];
+  for (int i = 0; i < 32; i++) std::memcpy(&lanes[i], &all[i], sizeof(T));
+  for (int offset = 16; offset > 0; offset >>= 1) {
+    T next[32];
+    for (int i = 0; i < 32; i++) next[i] = op(lanes[i], lanes[i ^ offset]);
+    std::copy(next, next + 32, lanes);
+  }
+  return lanes[lane_id()];
+}
 
 template <class T>
 T shuffle(T v, int src) {
