@@ -38,6 +38,71 @@ constexpr size_t shared_floats() {
   return size_t{kQueries} * D + size_t{kKeys} * (D + 1) + size_t{kKeys} * D + size_t{kQueries} * kKeys;
 }
 
+// The online-softmax state of one warp's queries: running max and sum of each query's
+// exponentials, and its unnormalised output (this lane's columns: lane + 32 i).
+template <int D>
+struct WarpQueries {
+  float m[kQueriesPerWarp], l[kQueriesPerWarp], acc[kQueriesPerWarp][D / 32];
+};
+
+// dst[r][c] (row pitch `pitch`) = src row first + r, columns col + c, for r < rows and c < D;
+// zero outside the valid rows (< limit) and columns (< d).
+template <int D>
+__device__ __forceinline__ void load_rows(float* dst, int pitch, int rows, const float* src, int64_t stride, int64_t col,
+                                          int first, int limit, int d) {
+  for (int e = static_cast<int>(threadIdx.x); e < rows * D; e += kWarps * 32) {
+    const int r = e / D, c = e % D;
+    dst[r * pitch + c] = (first + r < limit && c < d) ? src[(first + r) * stride + col + c] : 0.0f;
+  }
+}
+
+// Folds one key tile into the warp's queries: lane j scores key kt + j, the warp rescales its
+// running sums to the new maxima, and the probabilities go to `ps` for the p . v product.
+template <int D>
+__device__ __forceinline__ void softmax_tile(const AttentionParams& p, WarpQueries<D>& w, const float* qs, const float* ks,
+                                             float* ps, int q_first, int kt, int len) {
+  const int lane = static_cast<int>(threadIdx.x & 31);
+  float score[kQueriesPerWarp];
+#pragma unroll
+  for (int r = 0; r < kQueriesPerWarp; r++) score[r] = 0.0f;
+  for (int c = 0; c < p.d_head; c++) {
+    const float kc = ks[lane * (D + 1) + c];
+#pragma unroll
+    for (int r = 0; r < kQueriesPerWarp; r++) score[r] = fmaf(qs[r * D + c], kc, score[r]);
+  }
+  const int kj = kt + lane;
+#pragma unroll
+  for (int r = 0; r < kQueriesPerWarp; r++) {
+    const bool ok = kj < len && visible(p, q_first + r, kj);
+    const float s = ok ? score[r] * p.scale : -INFINITY;
+    const float m_new = std::max(w.m[r], warp_max(s));
+    const float prob = ok ? expf(s - m_new) : 0.0f;
+    // While nothing was visible m is -inf and l, acc are 0: the factor is irrelevant, avoid inf-inf.
+    const float correction = w.m[r] == -INFINITY ? 0.0f : expf(w.m[r] - m_new);
+    w.l[r] = w.l[r] * correction + warp_sum(prob);
+#pragma unroll
+    for (int i = 0; i < D / 32; i++) w.acc[r][i] *= correction;
+    w.m[r] = m_new;
+    ps[r * kKeys + lane] = prob;
+  }
+}
+
+template <int D>
+__device__ __forceinline__ void accumulate_values(WarpQueries<D>& w, const float* vs, const float* ps) {
+  const int lane = static_cast<int>(threadIdx.x & 31);
+  for (int j = 0; j < kKeys; j++) {
+    float vj[D / 32];
+#pragma unroll
+    for (int i = 0; i < D / 32; i++) vj[i] = vs[j * D + lane + 32 * i];
+#pragma unroll
+    for (int r = 0; r < kQueriesPerWarp; r++) {
+      const float pj = ps[r * kKeys + j];
+#pragma unroll
+      for (int i = 0; i < D / 32; i++) w.acc[r][i] = fmaf(pj, vj[i], w.acc[r][i]);
+    }
+  }
+}
+
 template <int D>  // d_head <= D, D a multiple of 32
 __global__ void __launch_bounds__(kWarps * 32) attention_kernel(AttentionParams p) {
   EMBED_DYNAMIC_SHARED(float, smem);
@@ -45,18 +110,16 @@ __global__ void __launch_bounds__(kWarps * 32) attention_kernel(AttentionParams 
   float* ks = qs + kQueries * D;          // [kKeys][D + 1]: lane j reads row j, column c: no bank conflict
   float* vs = ks + kKeys * (D + 1);       // [kKeys][D]
   float* ps = vs + kKeys * D;             // [kQueries][kKeys]
-  constexpr int kCols = D / 32;           // output columns per lane: lane + 32 i
-  const int seq = static_cast<int>(blockIdx.x), h = static_cast<int>(blockIdx.z);
-  const int tid = static_cast<int>(threadIdx.x), lane = tid & 31, warp = tid >> 5;
-  const int begin = p.cu_seqlens[seq], len = p.cu_seqlens[seq + 1] - begin;
-  const int q0 = static_cast<int>(blockIdx.y) * kQueries;
+  const int h = static_cast<int>(blockIdx.z), warp = static_cast<int>(threadIdx.x >> 5);
+  const int begin = p.cu_seqlens[blockIdx.x], len = p.cu_seqlens[blockIdx.x + 1] - begin;
+  const int q0 = static_cast<int>(blockIdx.y) * kQueries, q_first = q0 + warp * kQueriesPerWarp;
   if (q0 >= len) return;  // the whole block: grid.y covers the longest sequence
   const int q_last = std::min(q0 + kQueries, len) - 1, d = p.d_head;
   const int64_t q_col = int64_t{h} * d, kv_col = int64_t{h / p.group} * d;
-  for (int e = tid; e < kQueries * D; e += kWarps * 32) {
-    const int r = e / D, c = e % D, qi = q0 + r;
-    qs[e] = (qi < len && c < d) ? p.q[(begin + qi) * p.q_stride + q_col + c] : 0.0f;
-  }
+  const float* seq_q = p.q + begin * p.q_stride;
+  const float* seq_k = p.k + begin * p.kv_stride;
+  const float* seq_v = p.v + begin * p.kv_stride;
+  load_rows<D>(qs, D, kQueries, seq_q, p.q_stride, q_col, q0, len, d);
   // Keys any query of the tile can see, the start aligned down to a tile boundary.
   int k_begin = p.window_left >= 0 ? std::max(0, q0 - p.window_left) : 0;
   int k_end = len;
@@ -64,66 +127,32 @@ __global__ void __launch_bounds__(kWarps * 32) attention_kernel(AttentionParams 
   if (p.window_right >= 0) k_end = std::min(k_end, q_last + p.window_right + 1);
   k_begin = k_begin / kKeys * kKeys;
 
-  float m[kQueriesPerWarp], l[kQueriesPerWarp], acc[kQueriesPerWarp][kCols];
+  WarpQueries<D> w;
 #pragma unroll
   for (int r = 0; r < kQueriesPerWarp; r++) {
-    m[r] = -INFINITY;
-    l[r] = 0.0f;
-    for (int i = 0; i < kCols; i++) acc[r][i] = 0.0f;
+    w.m[r] = -INFINITY;
+    w.l[r] = 0.0f;
+#pragma unroll
+    for (int i = 0; i < D / 32; i++) w.acc[r][i] = 0.0f;
   }
+  float* warp_ps = ps + warp * kQueriesPerWarp * kKeys;
   for (int kt = k_begin; kt < k_end; kt += kKeys) {
     __syncthreads();  // the previous tile is no longer read (and the q tile is written)
-    for (int e = tid; e < kKeys * D; e += kWarps * 32) {
-      const int r = e / D, c = e % D, kj = kt + r;
-      const bool ok = kj < len && c < d;
-      ks[r * (D + 1) + c] = ok ? p.k[(begin + kj) * p.kv_stride + kv_col + c] : 0.0f;
-      vs[r * D + c] = ok ? p.v[(begin + kj) * p.kv_stride + kv_col + c] : 0.0f;
-    }
+    load_rows<D>(ks, D + 1, kKeys, seq_k, p.kv_stride, kv_col, kt, len, d);
+    load_rows<D>(vs, D, kKeys, seq_v, p.kv_stride, kv_col, kt, len, d);
     __syncthreads();
-    float score[kQueriesPerWarp];
-#pragma unroll
-    for (int r = 0; r < kQueriesPerWarp; r++) score[r] = 0.0f;
-    for (int c = 0; c < d; c++) {
-      const float kc = ks[lane * (D + 1) + c];
-#pragma unroll
-      for (int r = 0; r < kQueriesPerWarp; r++) score[r] = fmaf(qs[(warp * kQueriesPerWarp + r) * D + c], kc, score[r]);
-    }
-    const int kj = kt + lane;
-#pragma unroll
-    for (int r = 0; r < kQueriesPerWarp; r++) {
-      const int qi = q0 + warp * kQueriesPerWarp + r;
-      const bool ok = kj < len && visible(p, qi, kj);
-      const float s = ok ? score[r] * p.scale : -INFINITY;
-      const float m_new = std::max(m[r], warp_max(s));
-      const float prob = ok ? expf(s - m_new) : 0.0f;
-      // While nothing was visible m is -inf and l, acc are 0: the factor is irrelevant, avoid inf-inf.
-      const float correction = m[r] == -INFINITY ? 0.0f : expf(m[r] - m_new);
-      l[r] = l[r] * correction + warp_sum(prob);
-      for (int i = 0; i < kCols; i++) acc[r][i] *= correction;
-      m[r] = m_new;
-      ps[(warp * kQueriesPerWarp + r) * kKeys + lane] = prob;
-    }
-    __syncwarp();
-    for (int j = 0; j < kKeys; j++) {
-      float vj[kCols];
-#pragma unroll
-      for (int i = 0; i < kCols; i++) vj[i] = vs[j * D + lane + 32 * i];
-#pragma unroll
-      for (int r = 0; r < kQueriesPerWarp; r++) {
-        const float pj = ps[(warp * kQueriesPerWarp + r) * kKeys + j];
-        for (int i = 0; i < kCols; i++) acc[r][i] = fmaf(pj, vj[i], acc[r][i]);
-      }
-    }
+    softmax_tile<D>(p, w, qs + warp * kQueriesPerWarp * D, ks, warp_ps, q_first, kt, len);
+    __syncwarp();  // the warp's probabilities are written
+    accumulate_values<D>(w, vs, warp_ps);
   }
+  const int lane = static_cast<int>(threadIdx.x & 31);
 #pragma unroll
   for (int r = 0; r < kQueriesPerWarp; r++) {
-    const int qi = q0 + warp * kQueriesPerWarp + r;
-    if (qi >= len) continue;
-    float* o = p.out + (begin + qi) * p.q_stride + q_col;
-    for (int i = 0; i < kCols; i++) {
-      const int c = lane + 32 * i;
-      if (c < d) o[c] = l[r] > 0.0f ? acc[r][i] / l[r] : 0.0f;
-    }
+    if (q_first + r >= len) continue;
+    float* o = p.out + (begin + q_first + r) * p.q_stride + q_col;
+#pragma unroll
+    for (int i = 0; i < D / 32; i++)
+      if (lane + 32 * i < d) o[lane + 32 * i] = w.l[r] > 0.0f ? w.acc[r][i] / w.l[r] : 0.0f;
   }
 }
 
