@@ -7,31 +7,13 @@
 // max/sum with butterfly reductions, then each lane accumulates p . v for d_head / 32 columns.
 // Tiles are counted from the sequence start, so a sequence's output is bit-identical whatever
 // it is packed with. Dynamic shared memory: Q 16 x D, K 32 x (D + 1), V 32 x D, P 16 x 32 floats.
-#include "cuda/device.cuh"
+#include "cuda/attention_common.cuh"
 #include "cuda/kernels.cuh"
 
 namespace embed::cuda {
 namespace {
 
 constexpr int kWarps = 4, kQueriesPerWarp = 4, kQueries = kWarps * kQueriesPerWarp, kKeys = 32;
-
-struct AttentionParams {
-  const float* q;
-  const float* k;
-  const float* v;
-  float* out;
-  const int32_t* cu_seqlens;
-  int64_t q_stride, kv_stride;
-  int group, d_head;
-  float scale;
-  bool causal;
-  int window_left, window_right;
-};
-
-__device__ __forceinline__ bool visible(const AttentionParams& p, int qi, int kj) {
-  return (!p.causal || kj <= qi) && (p.window_left < 0 || qi - kj <= p.window_left) &&
-         (p.window_right < 0 || kj - qi <= p.window_right);
-}
 
 template <int D>
 constexpr size_t shared_floats() {
@@ -120,12 +102,8 @@ __global__ void __launch_bounds__(kWarps * 32) attention_kernel(AttentionParams 
   const float* seq_k = p.k + begin * p.kv_stride;
   const float* seq_v = p.v + begin * p.kv_stride;
   load_rows<D>(qs, D, kQueries, seq_q, p.q_stride, q_col, q0, len, d);
-  // Keys any query of the tile can see, the start aligned down to a tile boundary.
-  int k_begin = p.window_left >= 0 ? std::max(0, q0 - p.window_left) : 0;
-  int k_end = len;
-  if (p.causal) k_end = std::min(k_end, q_last + 1);
-  if (p.window_right >= 0) k_end = std::min(k_end, q_last + p.window_right + 1);
-  k_begin = k_begin / kKeys * kKeys;
+  int k_begin, k_end;
+  key_range(p, q0, q_last, len, kKeys, &k_begin, &k_end);
 
   WarpQueries<D> w;
 #pragma unroll
@@ -175,8 +153,7 @@ void launch_attention(const AttentionArgs& a, cudaStream_t stream) {
     fail(ErrorKind::Unsupported, "cuda attention: d_head " + std::to_string(a.d_head) + " exceeds " + std::to_string(kMaxAttentionHead));
   if ((a.max_seqlen + kQueries - 1) / kQueries > 65535 || a.n_heads > 65535)
     fail(ErrorKind::Unsupported, "cuda attention: sequence length or head count beyond the launch limits");
-  AttentionParams p{a.q.ptr<const float>(), a.k.ptr<const float>(), a.v.ptr<const float>(), a.out.ptr<float>(), a.cu_seqlens,
-                    a.q.cols, a.k.cols, a.n_heads / a.n_kv_heads, a.d_head, a.scale, a.causal, a.window_left, a.window_right};
+  const AttentionParams p = attention_params(a, nullptr);
   if (a.d_head <= 32) launch_for<32>(a, p, stream);
   else if (a.d_head <= 64) launch_for<64>(a, p, stream);
   else if (a.d_head <= 128) launch_for<128>(a, p, stream);

@@ -35,7 +35,8 @@ constexpr int kAlpha = 0;     // GEMM alpha written by the f16 conversion (2^s)
 constexpr int kOne = 1;       // 1.0f: the GEMM beta, and alpha for bf16
 constexpr int kAbsmax = 2;    // max |x| bits of the activation being converted
 constexpr int kOverflow = 3;  // set by the f16 weight decoder when a value does not fit
-constexpr int kSlots = 4;
+constexpr int kAttentionAbsmax = 4;  // 3 words: max |q|, |k|, |v| bits for the tensor-core attention
+constexpr int kSlots = 8;
 
 class CudaBackend final : public Backend {
  public:
@@ -62,7 +63,7 @@ class CudaBackend final : public Backend {
   void layer_norm(const LayerNormArgs& a) override { use_device(); launch_layer_norm(a, stream_); }
   void rms_norm(const RmsNormArgs& a) override { use_device(); launch_rms_norm(a, stream_); }
   void rope(const RopeArgs& a) override { use_device(); launch_rope(a, stream_); }
-  void attention(const AttentionArgs& a) override { use_device(); launch_attention(a, stream_); }
+  void attention(const AttentionArgs& a) override;
   void activation(const ActivationArgs& a) override { use_device(); launch_activation(a, stream_); }
   void glu(const GluArgs& a) override { use_device(); launch_glu(a, stream_); }
   void add(const AddArgs& a) override { use_device(); launch_add(a, stream_); }
@@ -85,7 +86,7 @@ class CudaBackend final : public Backend {
 #endif
 
   int device_;
-  bool f32_matmul_;
+  bool f32_math_;
   std::string name_;
   cudaStream_t stream_ = nullptr;
   float* slots_ = nullptr;
@@ -97,14 +98,14 @@ class CudaBackend final : public Backend {
 };
 
 CudaBackend::CudaBackend(const BackendOptions& o, const cudaDeviceProp& prop)
-    : device_(o.cuda_device), f32_matmul_(o.cuda_f32_matmul) {
+    : device_(o.cuda_device), f32_math_(o.cuda_f32_math) {
   name_ = "cuda:" + std::to_string(device_) + " (" + prop.name + ", sm_" + std::to_string(prop.major) + std::to_string(prop.minor) +
-          (f32_matmul_ ? "; matmul f32)" : "; matmul f16/bf16 tensor cores)");
+          (f32_math_ ? "; matmul f32)" : "; matmul f16/bf16 tensor cores)");
   EMBED_CUDA_CHECK(cudaSetDevice(device_));
   EMBED_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   try {
     slots_ = static_cast<float*>(alloc(kSlots * sizeof(float)));
-    const float init[kSlots] = {1.0f, 1.0f, 0.0f, 0.0f};
+    const float init[kSlots] = {1.0f, 1.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
     upload(slots_, init, sizeof(init));
     sync();
   } catch (...) {
@@ -176,8 +177,8 @@ bool CudaBackend::supports(Op op, DType dtype) const {
 
 Tensor CudaBackend::load_weight(const Tensor& host) {
   EMBED_CHECK(host.device == Device::Cpu, "load_weight takes a host tensor");
-  const bool as_is = host.dtype == DType::F32 || (!f32_matmul_ && (host.dtype == DType::F16 || host.dtype == DType::BF16));
-  if (!as_is) return decode_weight(host, f32_matmul_ ? DType::F32 : DType::F16);
+  const bool as_is = host.dtype == DType::F32 || (!f32_math_ && (host.dtype == DType::F16 || host.dtype == DType::BF16));
+  if (!as_is) return decode_weight(host, f32_math_ ? DType::F32 : DType::F16);
   Tensor dev{alloc(host.bytes()), host.dtype, Device::Cuda, host.rows, host.cols};
   upload(dev.data, host.data, host.bytes());
   sync();  // other backend instances (a Runner's) read weights from their own streams
@@ -224,6 +225,14 @@ void CudaBackend::matmul(const MatmulArgs& a) {
   matmul_tensor_cores(a);
 }
 
+void CudaBackend::attention(const AttentionArgs& a) {
+  use_device();
+  if (!f32_math_ && attention_tensor_cores_supported(a))
+    launch_attention_tensor_cores(a, reinterpret_cast<unsigned*>(slots_ + kAttentionAbsmax), stream_);
+  else
+    launch_attention(a, stream_);
+}
+
 #if !defined(EMBED_CUDA_EMULATE)
 void* CudaBackend::activation_scratch(size_t bytes) {
   if (bytes > act_bytes_) {
@@ -239,7 +248,7 @@ void* CudaBackend::activation_scratch(size_t bytes) {
 
 void CudaBackend::matmul_tensor_cores(const MatmulArgs& a) {
 #if defined(EMBED_CUDA_EMULATE)
-  fail(ErrorKind::Unsupported, "the CPU emulator of the CUDA backend has no cuBLAS: it computes matmuls in f32 only");
+  fail(ErrorKind::Unsupported, "the CPU emulator of the CUDA backend has no cuBLAS: f16/bf16 weights need cuda_f32_math = true");
 #else
   const int64_t m = a.x.rows, k = a.x.cols, n = a.w.rows;
   if (m == 0 || n == 0) return;
@@ -303,10 +312,6 @@ std::unique_ptr<Backend> create_cuda_backend(const BackendOptions& options) {
     fail(ErrorKind::Unsupported, "cannot use device cuda:" + std::to_string(options.cuda_device) + " (" + prop.name +
                                      "): compute capability " + std::to_string(prop.major) + "." + std::to_string(prop.minor) +
                                      " is older than 8.0; this build has kernels for CUDA architectures " EMBED_CUDA_ARCHS_TEXT);
-#if defined(EMBED_CUDA_EMULATE)
-  if (!options.cuda_f32_matmul)
-    fail(ErrorKind::Unsupported, "the CPU emulator of the CUDA backend has no cuBLAS: create it with cuda_f32_matmul = true");
-#endif
   return std::make_unique<CudaBackend>(options, prop);
 }
 

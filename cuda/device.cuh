@@ -21,7 +21,7 @@
 // EMBED_LAUNCH(kernel, grid, block, shared_bytes, stream)(args...): a kernel launch. Template
 // kernels are named with explicit template arguments.
 // EMBED_SHARED(type, name, count): a static shared array, `name[i]` in both builds.
-// EMBED_DYNAMIC_SHARED(type, name): the launch's dynamic shared memory as a `type*`.
+// EMBED_DYNAMIC_SHARED(type, name): the launch's dynamic shared memory as a `type*` (128-byte aligned).
 #if defined(EMBED_CUDA_EMULATE)
 #define EMBED_LAUNCH(kernel, grid, block, shared, stream) ::embed::cuda::emu::Launch{dim3(grid), dim3(block), size_t(shared), kernel}
 #define EMBED_SHARED(type, name, count) type* name = static_cast<type*>(::embed::cuda::emu::shared_bytes(sizeof(type) * (count)))
@@ -30,7 +30,7 @@
 #define EMBED_LAUNCH(kernel, grid, block, shared, stream) kernel<<<(grid), (block), (shared), (stream)>>>
 #define EMBED_SHARED(type, name, count) __shared__ type name[count]
 #define EMBED_DYNAMIC_SHARED(type, name)                         \
-  extern __shared__ __align__(16) unsigned char embed_dynamic_shared_[]; \
+  extern __shared__ __align__(128) unsigned char embed_dynamic_shared_[]; \
   type* name = reinterpret_cast<type*>(embed_dynamic_shared_)
 #endif
 
@@ -95,6 +95,16 @@ __device__ T block_max(T v, T* scratch) {
   if (lane == 0) scratch[warp] = v;
   __syncthreads();
   return warp_max(lane < n_warps ? scratch[lane] : -INFINITY);
+}
+
+// The shift s that brings values of magnitude <= absmax into the f16 range when they are
+// multiplied by 2^-s (exact: a power of two): 0 when absmax fits f16 already (or is not finite:
+// inf/NaN then reach the engine's non-finite check), else the smallest s with absmax * 2^-s < 2^15.
+__device__ __forceinline__ int half_shift(float absmax) {
+  if (!(absmax > 65504.0f) || !(absmax < INFINITY)) return 0;
+  int e = 0;
+  frexpf(absmax, &e);  // absmax < 2^e
+  return e - 15;
 }
 
 // Grid size for an elementwise kernel over n items with `threads` per block, grid-stride beyond.

@@ -91,7 +91,11 @@ struct BlockRun {
   std::vector<int> warp_live;
   int block_live = 0;
   std::vector<std::array<uint64_t, 32>> slots;  // shuffle mailboxes, one per warp
-  std::vector<unsigned char> shared, dynamic;
+  // Shared memory arenas, 128-byte aligned like the real ones (WMMA needs 32).
+  std::vector<unsigned char> shared_storage, dynamic_storage;
+  unsigned char* shared = nullptr;
+  unsigned char* dynamic = nullptr;
+  size_t dynamic_bytes = 0;
   const std::function<void()>* body = nullptr;
   std::mt19937 rng{12345};
 };
@@ -188,8 +192,8 @@ void run_block(BlockRun& run, unsigned n_threads) {
   for (size_t w = 0; w < run.warp_live.size(); w++)
     run.warp_live[w] = static_cast<int>(std::min<unsigned>(32, n_threads - static_cast<unsigned>(w) * 32));
   // Uninitialised shared memory reads as NaN (0xFF bytes), as poisoned outputs do.
-  std::fill(run.shared.begin(), run.shared.end(), 0xFF);
-  std::fill(run.dynamic.begin(), run.dynamic.end(), 0xFF);
+  std::fill(run.shared, run.shared + kStaticSharedLimit, 0xFF);
+  std::fill(run.dynamic, run.dynamic + run.dynamic_bytes, 0xFF);
   std::vector<int> order(n_threads);
   for (unsigned i = 0; i < n_threads; i++) order[i] = static_cast<int>(i);
   int done = 0;
@@ -229,8 +233,13 @@ void run_grid(dim3 grid, dim3 block, size_t dynamic_shared, const void* kernel, 
   run.warp_barriers.resize(n_warps);
   run.warp_live.resize(n_warps);
   run.slots.resize(n_warps);
-  run.shared.resize(kStaticSharedLimit);
-  run.dynamic.resize(dynamic_shared);
+  auto aligned = [](std::vector<unsigned char>& storage, size_t bytes) {
+    storage.resize(bytes + 128);
+    return reinterpret_cast<unsigned char*>((reinterpret_cast<uintptr_t>(storage.data()) + 127) & ~uintptr_t{127});
+  };
+  run.shared = aligned(run.shared_storage, kStaticSharedLimit);
+  run.dynamic = aligned(run.dynamic_storage, dynamic_shared);
+  run.dynamic_bytes = dynamic_shared;
   run.body = &body;
   BlockRun* outer = g_run;
   g_run = &run;
@@ -276,12 +285,12 @@ void* shared_bytes(size_t bytes) {
   const size_t at = (f.shared_cursor + 15) & ~size_t{15};
   f.shared_cursor = at + bytes;
   EMBED_CHECK(f.shared_cursor <= kStaticSharedLimit, "emulated kernel: more than 48 KiB of static shared memory");
-  return g_run->shared.data() + at;
+  return g_run->shared + at;
 }
 
 void* dynamic_shared_bytes() {
-  EMBED_CHECK(!g_run->dynamic.empty(), "emulated kernel uses dynamic shared memory but the launch gave none");
-  return g_run->dynamic.data();
+  EMBED_CHECK(g_run->dynamic_bytes > 0, "emulated kernel uses dynamic shared memory but the launch gave none");
+  return g_run->dynamic;
 }
 
 }  // namespace embed::cuda::emu

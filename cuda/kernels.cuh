@@ -41,6 +41,11 @@ void launch_rope(const RopeArgs& a, cudaStream_t stream);
 // attention.cu: d_head up to kMaxAttentionHead (Error(Unsupported) beyond).
 constexpr int kMaxAttentionHead = 256;
 void launch_attention(const AttentionArgs& a, cudaStream_t stream);
+// attention_tc.cu: the tensor-core attention of the default mode (q, k, v and the probabilities
+// rounded to f16, f32 accumulation and softmax), for d_head a multiple of 16 up to 256.
+// `absmax` is 3 words of device scratch.
+bool attention_tensor_cores_supported(const AttentionArgs& a);
+void launch_attention_tensor_cores(const AttentionArgs& a, unsigned* absmax, cudaStream_t stream);
 
 // elementwise.cu
 void launch_activation(const ActivationArgs& a, cudaStream_t stream);

@@ -79,15 +79,6 @@ __global__ void absmax_kernel(const float* x, int64_t n, unsigned* absmax_bits) 
   if ((threadIdx.x & 31) == 0) atomicMax(absmax_bits, __float_as_uint(mx));
 }
 
-// The shift s of launch_to_half_scaled: 0 when max|x| fits f16 (or is not finite: let inf/NaN
-// through for the engine's non-finite check), else the smallest s with max|x| * 2^-s < 2^15.
-__device__ int half_shift(float absmax) {
-  if (!(absmax > 65504.0f) || !(absmax < INFINITY)) return 0;
-  int e = 0;
-  frexpf(absmax, &e);  // absmax < 2^e
-  return e - 15;
-}
-
 __global__ void to_half_scaled_kernel(const float* x, int64_t n, uint16_t* out, const unsigned* absmax_bits, float* alpha) {
   const int s = half_shift(__uint_as_float(*absmax_bits));
   const float inv = ldexpf(1.0f, -s);  // a power of two: the scaling itself is exact

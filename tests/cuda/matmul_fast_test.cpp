@@ -1,5 +1,5 @@
-// The tensor-core matmul of the CUDA backend (cuda_f32_matmul = false) against cpu/ref, on a
-// device (label cuda; skipped without one). Tolerance from the maths: activations are rounded to
+// The tensor-core matmul of the CUDA backend (default mode) against cpu/ref, on a device (label
+// cuda; skipped without one). Tolerance from the maths: activations are rounded to
 // the weight's 16-bit type (relative error u_x: 2^-11 for f16, 2^-8 for bf16; f16 subnormals add
 // at most 2^-25 * alpha absolute, alpha the overflow shift), quantized weights are decoded to f16
 // (u_w = 2^-11 relative, or 2^-25 absolute where the result is an f16 subnormal; else exact),
@@ -79,14 +79,8 @@ void check_fast_matmul(Backend& b, DType wt, int64_t m, int64_t n, int64_t k, bo
 }  // namespace
 
 TEST_CASE("tensor-core matmuls match the reference within the 16-bit rounding bound", "[cuda][matmul]") {
-  std::string why;
-  if (!backend_available(Device::Cuda, &why)) {
-    WARN("no CUDA device: skipped (" << why << ")");
-    return;
-  }
-  BackendOptions o;
-  o.device = Device::Cuda;
-  auto b = create_backend(o);
+  auto b = tensor_core_backend();
+  if (!b) return;
   uint32_t seed = 700;
   for (DType wt : {DType::F16, DType::BF16, DType::Q8_0, DType::Q4_K, DType::Q6_K}) {
     const bool k_quant = dtype_block_elems(wt) == 256;
@@ -101,14 +95,8 @@ TEST_CASE("tensor-core matmuls match the reference within the 16-bit rounding bo
 }
 
 TEST_CASE("an activation beyond the f16 range is shifted, not turned into inf", "[cuda][matmul]") {
-  std::string why;
-  if (!backend_available(Device::Cuda, &why)) {
-    WARN("no CUDA device: skipped (" << why << ")");
-    return;
-  }
-  BackendOptions o;
-  o.device = Device::Cuda;
-  auto b = create_backend(o);
+  auto b = tensor_core_backend();
+  if (!b) return;
   check_fast_matmul(*b, DType::F16, 16, 40, 256, true, false, 3.0e5f, 900);
   check_fast_matmul(*b, DType::Q8_0, 16, 40, 256, false, true, -2.0e6f, 901);
 }

@@ -14,7 +14,7 @@ namespace embed::test {
 // - default: the CPU fast path;
 // - EMBED_TEST_DEVICE_CUDA: the CUDA backend only, or nothing (with a warning) without a device;
 // - EMBED_TEST_DEVICE_CUDA_EMULATED: the CUDA backend's kernels run by the CPU emulator.
-// CUDA computes matmuls in f32 here (cuda_f32_matmul): these tests' tolerances are f32 ones; the
+// CUDA computes matmuls in f32 here (cuda_f32_math): these tests' tolerances are f32 ones; the
 // tensor-core path has its own tests (tests/cuda/).
 std::vector<BackendUnderTest> backends_under_test(int cpu_threads) {
   std::vector<BackendUnderTest> out;
@@ -29,13 +29,13 @@ std::vector<BackendUnderTest> backends_under_test(int cpu_threads) {
   }
   BackendOptions o;
   o.device = Device::Cuda;
-  o.cuda_f32_matmul = true;
+  o.cuda_f32_math = true;
   out.push_back({"cuda", create_backend(o)});
 #elif defined(EMBED_TEST_DEVICE_CUDA_EMULATED)
   (void)cpu_threads;
   BackendOptions o;
   o.device = Device::Cuda;
-  o.cuda_f32_matmul = true;
+  o.cuda_f32_math = true;
   out.push_back({"cuda-emulated", cuda::create_cuda_backend(o)});
 #else
   if (cpu::cpu_features().has_fast_path()) {
@@ -47,6 +47,23 @@ std::vector<BackendUnderTest> backends_under_test(int cpu_threads) {
   }
 #endif
   return out;
+}
+
+std::unique_ptr<Backend> tensor_core_backend() {
+  BackendOptions o;
+  o.device = Device::Cuda;
+#if defined(EMBED_TEST_DEVICE_CUDA_EMULATED)
+  return cuda::create_cuda_backend(o);
+#elif defined(EMBED_TEST_DEVICE_CUDA)
+  std::string why;
+  if (!backend_available(Device::Cuda, &why)) {
+    WARN("no CUDA device: skipped (" << why << ")");
+    return nullptr;
+  }
+  return create_backend(o);
+#else
+  return nullptr;
+#endif
 }
 
 Tensor DeviceArena::upload_bytes(const void* data, size_t bytes, DType dtype, int64_t rows, int64_t cols) {

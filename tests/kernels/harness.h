@@ -41,6 +41,10 @@ struct BackendUnderTest {
 // see harness.cpp. The scalar path is the oracle, not a subject.
 std::vector<BackendUnderTest> backends_under_test(int cpu_threads = 2);
 
+// In the CUDA executables, the CUDA backend in its default (tensor-core) mode for tests with
+// 16-bit tolerances; nullptr (with a warning) where there is no device, and in the CPU executable.
+std::unique_ptr<Backend> tensor_core_backend();
+
 // Copies host bytes into backend memory and keeps the allocation alive for the test.
 class DeviceArena {
  public:

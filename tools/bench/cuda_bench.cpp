@@ -123,20 +123,20 @@ struct Config {
   bool on_cuda() const { return device == "cuda"; }
 };
 
-BackendOptions backend_options(const Config& c, bool f32_matmul) {
+BackendOptions backend_options(const Config& c, bool f32_math) {
   BackendOptions o;
   if (c.on_cuda()) {
     o.device = Device::Cuda;
-    o.cuda_f32_matmul = f32_matmul;
+    o.cuda_f32_math = f32_math;
   } else {
     o.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   }
   return o;
 }
 
-const char* matmul_label(const Config& c, bool f32_matmul) {
+const char* matmul_label(const Config& c, bool f32_math) {
   if (!c.on_cuda()) return "cpu";
-  return f32_matmul ? "f32" : "tensor cores";
+  return f32_math ? "f32" : "tensor cores";
 }
 
 void bench_model(const Config& c, const std::string& label, const std::string& path, double peak_tflops, std::vector<Row>& rows,
@@ -144,15 +144,15 @@ void bench_model(const Config& c, const std::string& label, const std::string& p
   const gguf::File f = gguf::File::open(path);
   const double flops = linear_flops_per_token(f);
   const std::string weights = weight_types(f);
-  for (bool f32_matmul : {false, true}) {
-    if (f32_matmul && !(c.f32 && c.on_cuda())) continue;
-    Runner r(LoadedModel::load(path, backend_options(c, f32_matmul)), 0);
+  for (bool f32_math : {false, true}) {
+    if (f32_math && !(c.f32 && c.on_cuda())) continue;
+    Runner r(LoadedModel::load(path, backend_options(c, f32_math)), 0);
     const RunOptions o = run_options(r.model().info());
     for (Shape s : parse_shapes(c.shapes)) {
       const std::vector<SequenceInput> seqs = make_batch(r.model().info(), s, 7);
-      Row row{label, weights, matmul_label(c, f32_matmul), s};
+      Row row{label, weights, matmul_label(c, f32_math), s};
       // The f32 mode is the slow reference: fewer repetitions keep the run short.
-      row.ms = median_ms(r, seqs, o, f32_matmul ? std::max(2, c.reps / 3) : c.reps);
+      row.ms = median_ms(r, seqs, o, f32_math ? std::max(2, c.reps / 3) : c.reps);
       double tokens = 0;
       for (const SequenceInput& q : seqs) tokens += static_cast<double>(q.ids.size());
       row.tokens_per_s = tokens / (row.ms * 1e-3);
@@ -174,9 +174,9 @@ void bench_model(const Config& c, const std::string& label, const std::string& p
   }
   const RunOptions o = run_options(cpu_runner.model().info());
   const RunOutput want = cpu_runner.run(seqs, o);
-  for (bool f32_matmul : {false, true}) {
-    Runner r(LoadedModel::load(path, backend_options(c, f32_matmul)), 0);
-    cosines.push_back({label, f32_matmul ? "f32" : "tensor cores", min_cosine(r.run(seqs, o), want), static_cast<int>(seqs.size())});
+  for (bool f32_math : {false, true}) {
+    Runner r(LoadedModel::load(path, backend_options(c, f32_math)), 0);
+    cosines.push_back({label, f32_math ? "f32" : "tensor cores", min_cosine(r.run(seqs, o), want), static_cast<int>(seqs.size())});
   }
 }
 
