@@ -26,13 +26,13 @@ struct Shape {
 };
 
 struct Row {
-  std::string model, weights, matmul;
+  std::string model, weights, math;
   Shape shape;
   double ms = 0, tokens_per_s = 0, linear_tflops = 0, peak_fraction = 0;
 };
 
 struct CosineRow {
-  std::string model, matmul;
+  std::string model, math;
   double min_cosine = 0;
   int n_seqs = 0;
 };
@@ -134,7 +134,7 @@ BackendOptions backend_options(const Config& c, bool f32_math) {
   return o;
 }
 
-const char* matmul_label(const Config& c, bool f32_math) {
+const char* math_label(const Config& c, bool f32_math) {
   if (!c.on_cuda()) return "cpu";
   return f32_math ? "f32" : "tensor cores";
 }
@@ -150,7 +150,7 @@ void bench_model(const Config& c, const std::string& label, const std::string& p
     const RunOptions o = run_options(r.model().info());
     for (Shape s : parse_shapes(c.shapes)) {
       const std::vector<SequenceInput> seqs = make_batch(r.model().info(), s, 7);
-      Row row{label, weights, matmul_label(c, f32_math), s};
+      Row row{label, weights, math_label(c, f32_math), s};
       // The f32 mode is the slow reference: fewer repetitions keep the run short.
       row.ms = median_ms(r, seqs, o, f32_math ? std::max(2, c.reps / 3) : c.reps);
       double tokens = 0;
@@ -158,7 +158,7 @@ void bench_model(const Config& c, const std::string& label, const std::string& p
       row.tokens_per_s = tokens / (row.ms * 1e-3);
       row.linear_tflops = flops * row.tokens_per_s / 1e12;
       row.peak_fraction = peak_tflops > 0 ? row.linear_tflops / peak_tflops : 0;
-      std::fprintf(stderr, "  %s %s %dx%d: %.2f ms, %.0f tokens/s\n", label.c_str(), row.matmul.c_str(), s.n_seqs, s.len, row.ms,
+      std::fprintf(stderr, "  %s %s %dx%d: %.2f ms, %.0f tokens/s\n", label.c_str(), row.math.c_str(), s.n_seqs, s.len, row.ms,
                    row.tokens_per_s);
       rows.push_back(row);
     }
@@ -183,15 +183,15 @@ void bench_model(const Config& c, const std::string& label, const std::string& p
 void print_tables(const cuda::GemmRate& peak, const std::vector<Row>& rows, const std::vector<CosineRow>& cosines) {
   if (peak.size) std::printf("\nbf16 GEMM ceiling (cuBLAS, %d^3, random data): %.1f TFLOP/s (%.3f ms)\n\n", peak.size, peak.tflops, peak.ms);
   else std::printf("\n(no GPU: no bf16 ceiling)\n\n");
-  std::printf("| model | weights | matmul | batch (seqs x tokens) | ms/batch | tokens/s | linear TFLOP/s | of bf16 ceiling |\n");
+  std::printf("| model | weights | math | batch (seqs x tokens) | ms/batch | tokens/s | linear TFLOP/s | of bf16 ceiling |\n");
   std::printf("|---|---|---|---|---:|---:|---:|---:|\n");
   for (const Row& r : rows)
-    std::printf("| %s | %s | %s | %d x %d | %.2f | %.0f | %.1f | %.1f%% |\n", r.model.c_str(), r.weights.c_str(), r.matmul.c_str(),
+    std::printf("| %s | %s | %s | %d x %d | %.2f | %.0f | %.1f | %.1f%% |\n", r.model.c_str(), r.weights.c_str(), r.math.c_str(),
                 r.shape.n_seqs, r.shape.len, r.ms, r.tokens_per_s, r.linear_tflops, 100 * r.peak_fraction);
   if (cosines.empty()) return;
-  std::printf("\n| model | CUDA matmul | min cosine vs CPU | sequences |\n|---|---|---:|---:|\n");
+  std::printf("\n| model | CUDA math | min cosine vs CPU | sequences |\n|---|---|---:|---:|\n");
   for (const CosineRow& c : cosines)
-    std::printf("| %s | %s | %.7f | %d |\n", c.model.c_str(), c.matmul.c_str(), c.min_cosine, c.n_seqs);
+    std::printf("| %s | %s | %.7f | %d |\n", c.model.c_str(), c.math.c_str(), c.min_cosine, c.n_seqs);
 }
 
 }  // namespace
@@ -205,7 +205,7 @@ int main(int argc, char** argv) {
   app.add_option("--shapes", c.shapes, "batches as N_SEQSxLENGTH, comma-separated")->capture_default_str();
   app.add_option("--reps", c.reps, "timed runs per batch (median)")->check(CLI::Range(1, 1000))->capture_default_str();
   app.add_option("--gemm-size", c.gemm_size, "size of the bf16 GEMM that measures the ceiling")->check(CLI::Range(256, 16384));
-  app.add_flag("--f32", c.f32, "also time the f32 matmul mode");
+  app.add_flag("--f32", c.f32, "also time the f32 math mode (cuda_f32_math)");
   app.add_flag("--cpu-check", c.cpu_check, "compare CUDA's vectors with the CPU path's (cosine)");
   CLI11_PARSE(app, argc, argv);
   try {
