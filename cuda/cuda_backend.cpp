@@ -100,7 +100,7 @@ class CudaBackend final : public Backend {
 CudaBackend::CudaBackend(const BackendOptions& o, const cudaDeviceProp& prop)
     : device_(o.cuda_device), f32_math_(o.cuda_f32_math) {
   name_ = "cuda:" + std::to_string(device_) + " (" + prop.name + ", sm_" + std::to_string(prop.major) + std::to_string(prop.minor) +
-          (f32_math_ ? "; matmul f32)" : "; matmul f16/bf16 tensor cores)");
+          (f32_math_ ? "; f32 math)" : "; tensor cores, 16-bit inputs)");
   EMBED_CUDA_CHECK(cudaSetDevice(device_));
   EMBED_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   try {

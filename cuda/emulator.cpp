@@ -74,7 +74,6 @@ struct Fiber {
   int warp = 0, lane = 0;
   State state = State::Runnable;
   size_t shared_cursor = 0;
-  int barrier = -1;  // which barrier it waits at: -1 block, w >= 0 warp w
 };
 
 struct Barrier {
@@ -134,7 +133,6 @@ void wait_at(int which) {
   b.arrived++;
   b.waiters.push_back(g_run->current);
   f.state = State::Waiting;
-  f.barrier = which;
   check_complete(which);
   switch_to_scheduler();  // even when released at once: let the others run first, in random order
 }

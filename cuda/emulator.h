@@ -80,7 +80,9 @@ void sync_warp();
 uint64_t exchange(uint64_t mine, int src);
 // Publishes 8 bytes of this lane, waits for the warp, copies all 32 lanes' bytes to `all`.
 void warp_allgather(uint64_t mine, uint64_t* all);
-void* shared_bytes(size_t bytes);  // static __shared__ array of this block (same address for every thread)
+// A static __shared__ array of this block: every thread gets the same address because every
+// thread makes the same EMBED_SHARED declarations in the same order, at the top of the kernel.
+void* shared_bytes(size_t bytes);
 void* dynamic_shared_bytes();      // the launch's dynamic shared memory
 int lane_id();
 
