@@ -25,11 +25,11 @@ rm -rf .cache/device-models
 mkdir -p .cache/device-models
 models=("$@")
 if ((${#models[@]} == 0)); then
-  # tools/models.sh default converts MiniLM with `embed convert` (the converter's issue).
-  if "${EMBED_BIN:-build/tools/embed}" convert --help >/dev/null 2>&1 && default="$(tools/models.sh default)"; then
+  # tools/models.sh default converts MiniLM with `embed convert` once (then it is cached).
+  if default="$(tools/models.sh default 2>/dev/null)"; then
     models=("$default")
   else
-    echo "prepare: no MiniLM GGUF (needs a built 'embed convert'); the benchmark uses synthetic models only" >&2
+    echo "prepare: no MiniLM GGUF (tools/models.sh default needs 'embed convert'); the benchmark uses synthetic models only" >&2
   fi
 fi
 for m in "${models[@]}"; do cp "$m" .cache/device-models/; done
