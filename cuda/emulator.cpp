@@ -104,15 +104,37 @@ std::map<const void*, int> g_dynamic_limit;
 
 Fiber& me() { return g_run->fibers[static_cast<size_t>(g_run->current)]; }
 
-void switch_context(Context& save, Context& load) {
+// AddressSanitizer must be told about every stack switch, or it reports the fibers' stacks as
+// overflows (sanitizer/common_interface_defs.h).
+#if defined(__SANITIZE_ADDRESS__)
+extern "C" void __sanitizer_start_switch_fiber(void** fake_stack_save, const void* bottom, size_t size);
+extern "C" void __sanitizer_finish_switch_fiber(void* fake_stack_save, const void** bottom_old, size_t* size_old);
+const void* g_scheduler_stack = nullptr;
+size_t g_scheduler_stack_bytes = 0;
+#endif
+
+// Switches from the running context (saved into `save`) to `load`, whose stack is `stack`
+// (nullptr: the scheduler's); `leaving_for_good` when the running fiber has finished.
+void switch_context(Context& save, Context& load, const char* stack, bool leaving_for_good = false) {
+#if defined(__SANITIZE_ADDRESS__)
+  void* fake_stack = nullptr;
+  __sanitizer_start_switch_fiber(leaving_for_good ? nullptr : &fake_stack, stack ? stack : g_scheduler_stack,
+                                 stack ? kStackBytes : g_scheduler_stack_bytes);
+#else
+  (void)stack;
+  (void)leaving_for_good;
+#endif
 #if defined(__x86_64__)
   embed_emu_switch(&save.sp, load.sp);
 #else
   swapcontext(&save.uc, &load.uc);
 #endif
+#if defined(__SANITIZE_ADDRESS__)
+  __sanitizer_finish_switch_fiber(fake_stack, nullptr, nullptr);
+#endif
 }
 
-void switch_to_scheduler() { switch_context(me().ctx, g_run->scheduler); }
+void switch_to_scheduler(bool leaving_for_good = false) { switch_context(me().ctx, g_run->scheduler, nullptr, leaving_for_good); }
 
 void release(Barrier& b) {
   for (int i : b.waiters) g_run->fibers[static_cast<size_t>(i)].state = State::Runnable;
@@ -140,6 +162,9 @@ void wait_at(int which) {
 // A fiber's first and only frame: runs the kernel body for this thread, then hands control back
 // to the scheduler for good.
 void fiber_main() {
+#if defined(__SANITIZE_ADDRESS__)
+  __sanitizer_finish_switch_fiber(nullptr, &g_scheduler_stack, &g_scheduler_stack_bytes);  // learns the scheduler's stack
+#endif
   (*g_run->body)();
   Fiber& f = me();
   f.state = State::Done;
@@ -147,7 +172,7 @@ void fiber_main() {
   g_run->warp_live[static_cast<size_t>(f.warp)]--;
   check_complete(-1);
   check_complete(f.warp);
-  switch_to_scheduler();
+  switch_to_scheduler(/*leaving_for_good=*/true);
   std::abort();  // never resumed
 }
 
@@ -173,7 +198,7 @@ void start_fiber(Fiber& f) {
 void resume(BlockRun& run, int i) {
   run.current = i;
   threadIdx = run.fibers[static_cast<size_t>(i)].tid;
-  switch_context(run.scheduler, run.fibers[static_cast<size_t>(i)].ctx);
+  switch_context(run.scheduler, run.fibers[static_cast<size_t>(i)].ctx, run.fibers[static_cast<size_t>(i)].stack.get());
 }
 
 void run_block(BlockRun& run, unsigned n_threads) {

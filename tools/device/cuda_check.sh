@@ -4,6 +4,7 @@
 # then benchmarks synthetic MiniLM / bge-large / Qwen3-0.6B shapes and any carried model
 # (tokens/s per batch shape, fraction of the measured bf16 GEMM rate, CUDA-vs-CPU cosines), and
 # prints a compact summary last. Budget: well under 6 minutes on 16 cores. Logs go to $OUT.
+# EMBED_MEMCHECK=1 adds compute-sanitizer memcheck and racecheck runs (a second call, if time allows).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 out="${OUT:-/tmp/embed-cuda-check}"
@@ -39,6 +40,14 @@ export EMBED_CUDA_TEST_MODELS="$(IFS=:; echo "${models[*]}")"
 ctest --test-dir build-cuda -L cuda --output-on-failure --timeout 240 -j 2 >"$out/ctest.log" 2>&1
 tests_rc=$?
 grep -E "tests passed|tests failed|\*\*\*Failed|Failed  |Timeout" "$out/ctest.log" | tail -15
+
+if [ "${EMBED_MEMCHECK:-0}" = 1 ]; then  # optional (minutes): out-of-bounds accesses and shared-memory races
+  stamp "compute-sanitizer"
+  compute-sanitizer --tool memcheck --error-exitcode 9 build-cuda/tests/embed_cuda_kernel_tests >"$out/memcheck.log" 2>&1
+  echo "memcheck rc=$? (log: memcheck.log)"
+  compute-sanitizer --tool racecheck --error-exitcode 9 build-cuda/tests/embed_cuda_model_tests "[attention]" >"$out/racecheck.log" 2>&1
+  echo "racecheck rc=$? (log: racecheck.log)"
+fi
 
 stamp "benchmark"
 model_args=()
