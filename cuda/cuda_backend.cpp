@@ -261,8 +261,10 @@ void CudaBackend::matmul_tensor_cores(const MatmulArgs& a) {
   } else {
     launch_to_bf16(a.x.ptr<const float>(), m * k, x16, stream_);
   }
-  // cuBLAS then adds alpha * x . w^T to y (beta = 1): y starts as (accumulate ? y : 0) + bias.
-  launch_prepare_output(a.y.ptr<float>(), a.bias.empty() ? nullptr : a.bias.ptr<const float>(), m, n, a.accumulate, stream_);
+  // cuBLAS then adds alpha * x . w^T to y (beta = 1): y starts as (accumulate ? y : 0) + bias
+  // (nothing to prepare for a residual add without bias).
+  if (!a.accumulate || !a.bias.empty())
+    launch_prepare_output(a.y.ptr<float>(), a.bias.empty() ? nullptr : a.bias.ptr<const float>(), m, n, a.accumulate, stream_);
   if (!gemm_) gemm_ = std::make_unique<CublasGemm>(stream_);
   gemm_->run(a.w.dtype, a.w.data, x16, a.y.ptr<float>(), m, n, k, alpha, slots_ + kOne);
 #endif
