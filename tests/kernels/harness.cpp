@@ -14,8 +14,8 @@ namespace embed::test {
 // - default: the CPU fast path;
 // - EMBED_TEST_DEVICE_CUDA: the CUDA backend only, or nothing (with a warning) without a device;
 // - EMBED_TEST_DEVICE_CUDA_EMULATED: the CUDA backend's kernels run by the CPU emulator.
-// CUDA computes matmuls in f32 here (cuda_f32_math): these tests' tolerances are f32 ones; the
-// tensor-core path has its own tests (tests/cuda/).
+// CUDA computes everything in f32 here (cuda_f32_math): these tests' tolerances are f32 ones; the
+// tensor-core paths have their own tests (tests/cuda/).
 std::vector<BackendUnderTest> backends_under_test(int cpu_threads) {
   std::vector<BackendUnderTest> out;
 #if defined(EMBED_TEST_DEVICE_CUDA)
