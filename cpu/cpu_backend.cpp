@@ -2,6 +2,7 @@
 // scalar references, made once at construction from the CPU's features.
 #include "cpu/cpu_backend.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -16,6 +17,12 @@ namespace embed::cpu {
 
 CpuBackend::CpuBackend(const BackendOptions& options)
     : fast_(!options.force_scalar && cpu_features().has_fast_path()) {
+  static bool warned = false;
+  if (!fast_ && !options.force_scalar && !warned) {
+    warned = true;
+    std::fprintf(stderr, "embed: warning: this CPU lacks AVX2/FMA/F16C (%s): using the scalar kernels, which are much slower\n",
+                 cpu_features().describe().c_str());
+  }
   int threads = options.threads;
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   pool_ = std::make_unique<ThreadPool>(threads);
@@ -35,6 +42,28 @@ void* CpuBackend::alloc(size_t bytes) {
 void CpuBackend::free(void* p) { std::free(p); }
 void CpuBackend::upload(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
 void CpuBackend::download(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
+
+Tensor CpuBackend::load_weight(const Tensor& host, WeightUse use) {
+  Tensor t = host;  // zero copy: kernels read the mapping
+  // Unquantized matmul weights also get panels for the AVX2 GEMM (same bytes, new order).
+  if (fast_ && use == WeightUse::Matmul && packable(host.dtype)) {
+    auto p = std::make_unique<PackedWeight>(pack_weight(host));
+    t.packed = p.get();
+    std::lock_guard<std::mutex> lock(packed_mutex_);
+    packed_.push_back(std::move(p));
+  }
+  return t;
+}
+
+void CpuBackend::release_weight(const Tensor& t) {
+  if (!t.packed) return;
+  std::lock_guard<std::mutex> lock(packed_mutex_);
+  for (auto it = packed_.begin(); it != packed_.end(); ++it)
+    if (it->get() == t.packed) {
+      packed_.erase(it);
+      return;
+    }
+}
 
 bool CpuBackend::supports(Op op, DType dtype) const {
   switch (op) {

@@ -4,6 +4,9 @@
 
 #include <memory>
 
+#include <mutex>
+
+#include "cpu/packed_weight.h"
 #include "cpu/thread_pool.h"
 #include "engine/backend.h"
 
@@ -21,8 +24,8 @@ class CpuBackend final : public Backend {
   void upload(void* dst, const void* src, size_t bytes) override;
   void download(void* dst, const void* src, size_t bytes) override;
   void sync() override {}
-  Tensor load_weight(const Tensor& host) override { return host; }
-  void release_weight(const Tensor&) override {}
+  Tensor load_weight(const Tensor& host, WeightUse use) override;
+  void release_weight(const Tensor& t) override;
 
   bool supports(Op op, DType dtype) const override;
 
@@ -46,6 +49,8 @@ class CpuBackend final : public Backend {
  private:
   bool fast_;
   std::unique_ptr<ThreadPool> pool_;
+  std::mutex packed_mutex_;
+  std::vector<std::unique_ptr<PackedWeight>> packed_;
 };
 
 }  // namespace embed::cpu

@@ -1,4 +1,6 @@
-// ThreadPool: generation counter + atomic task index; spin, then sleep on a condition variable.
+// ThreadPool: generation counter + atomic task index. Waiting spins briefly (ops arrive back to
+// back during a forward pass), then sleeps on the atomic (C++20 wait/notify, a futex), so an
+// oversubscribed machine does not burn its time slices spinning on a descheduled thread.
 #include "cpu/thread_pool.h"
 
 #include <algorithm>
@@ -11,18 +13,18 @@
 #endif
 
 namespace embed::cpu {
+namespace {
+constexpr int kSpins = 4000;  // a few tens of microseconds
+}  // namespace
 
 ThreadPool::ThreadPool(int n_threads) : n_threads_(std::max(1, n_threads)) {
   for (int i = 1; i < n_threads_; i++) workers_.emplace_back([this] { worker_loop(); });
 }
 
 ThreadPool::~ThreadPool() {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    stop_.store(true);
-    generation_.fetch_add(1);
-  }
-  wake_.notify_all();
+  stop_.store(true);
+  generation_.fetch_add(1, std::memory_order_release);
+  generation_.notify_all();
   for (std::thread& t : workers_) t.join();
 }
 
@@ -37,20 +39,12 @@ void ThreadPool::work_on_current_job() {
 void ThreadPool::worker_loop() {
   uint64_t seen = 0;
   for (;;) {
-    // Spin a little: ops arrive back to back during a forward pass.
-    int spins = 0;
-    while (generation_.load(std::memory_order_acquire) == seen && spins < 20000) {
-      EMBED_CPU_RELAX();
-      spins++;
-    }
-    if (generation_.load(std::memory_order_acquire) == seen) {
-      std::unique_lock<std::mutex> lock(mutex_);
-      wake_.wait(lock, [&] { return generation_.load() != seen; });
-    }
+    for (int spins = 0; generation_.load(std::memory_order_acquire) == seen && spins < kSpins; spins++) EMBED_CPU_RELAX();
+    generation_.wait(seen, std::memory_order_acquire);
     seen = generation_.load(std::memory_order_acquire);
     if (stop_.load()) return;
     work_on_current_job();
-    active_.fetch_sub(1, std::memory_order_acq_rel);
+    if (active_.fetch_sub(1, std::memory_order_acq_rel) == 1) active_.notify_one();
   }
 }
 
@@ -64,13 +58,11 @@ void ThreadPool::run(int64_t n_tasks, const std::function<void(int64_t)>& fn) {
   n_tasks_ = n_tasks;
   next_task_.store(0, std::memory_order_relaxed);
   active_.store(n_threads_ - 1, std::memory_order_relaxed);
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    generation_.fetch_add(1, std::memory_order_release);
-  }
-  wake_.notify_all();
+  generation_.fetch_add(1, std::memory_order_release);
+  generation_.notify_all();
   work_on_current_job();
-  while (active_.load(std::memory_order_acquire) != 0) EMBED_CPU_RELAX();
+  for (int spins = 0; active_.load(std::memory_order_acquire) != 0 && spins < kSpins; spins++) EMBED_CPU_RELAX();
+  for (int v = active_.load(std::memory_order_acquire); v != 0; v = active_.load(std::memory_order_acquire)) active_.wait(v);
   job_ = nullptr;
 }
 

@@ -53,7 +53,7 @@ class CudaBackend final : public Backend {
   void upload(void* dst, const void* src, size_t bytes) override;
   void download(void* dst, const void* src, size_t bytes) override;
   void sync() override;
-  Tensor load_weight(const Tensor& host) override;
+  Tensor load_weight(const Tensor& host, WeightUse use) override;
   void release_weight(const Tensor& t) override { free(t.data); }
 
   bool supports(Op op, DType dtype) const override;
@@ -171,13 +171,16 @@ void CudaBackend::sync() {
 }
 
 bool CudaBackend::supports(Op op, DType dtype) const {
-  if (op == Op::Gather || op == Op::Matmul) return dtype != DType::I32;  // load_weight decodes every weight type
+  if (op == Op::Gather || op == Op::Matmul) return dtype != DType::I32;  // every weight type decodes on the device
   return dtype == DType::F32;
 }
 
-Tensor CudaBackend::load_weight(const Tensor& host) {
+// Vectors and tables are copied as they are (gather decodes table rows exactly, from any type);
+// matmul weights are converted for their matmul path (docs/cuda.md).
+Tensor CudaBackend::load_weight(const Tensor& host, WeightUse use) {
   EMBED_CHECK(host.device == Device::Cpu, "load_weight takes a host tensor");
-  const bool as_is = host.dtype == DType::F32 || (!f32_math_ && (host.dtype == DType::F16 || host.dtype == DType::BF16));
+  const bool as_is = use != WeightUse::Matmul || host.dtype == DType::F32 ||
+                     (!f32_math_ && (host.dtype == DType::F16 || host.dtype == DType::BF16));
   if (!as_is) return decode_weight(host, f32_math_ ? DType::F32 : DType::F16);
   Tensor dev{alloc(host.bytes()), host.dtype, Device::Cuda, host.rows, host.cols};
   upload(dev.data, host.data, host.bytes());

@@ -1,8 +1,9 @@
-// Token-embedding gather on the GPU: out[t, :] (+)= scale * table[ids[t], :].
-// Shapes: table [n_vocab, d_model] F32/F16/BF16 (load_weight has decoded quantized tables),
-// ids [n_tokens] int32 (range-checked by the engine), out [n_tokens, d_model] f32. Geometry: one
-// block per token (grid-stride beyond the grid limit), threads stride over the row so that each
-// block reads one contiguous row. Exact: decoding is exact, then one product and one sum.
+// Token-embedding gather on the GPU: out[t, :] (+)= scale * decode(table[ids[t], :]).
+// Shapes: table [n_vocab, d_model] of any weight type, kept as stored (the quantized ones are
+// decoded here, bit-exact with gguf/quants.cpp: tables stay small), ids [n_tokens] int32
+// (range-checked by the engine), out [n_tokens, d_model] f32. Geometry: one block per token
+// (grid-stride beyond the grid limit), threads stride over the row, so each block reads one
+// contiguous row. Exact: decoding is exact, then one product and one sum.
 #include "cuda/decode.cuh"
 #include "cuda/kernels.cuh"
 
@@ -40,10 +41,17 @@ void launch_gather(const GatherArgs& a, cudaStream_t stream) {
     case DType::F32: launch<DecodeF32>(a, stream); return;
     case DType::F16: launch<DecodeF16>(a, stream); return;
     case DType::BF16: launch<DecodeBF16>(a, stream); return;
-    default:
-      fail(ErrorKind::Unsupported, std::string("cuda gather: table type ") + dtype_name(a.table.dtype) +
-                                       " was not decoded by load_weight");
+    case DType::Q4_0: launch<DecodeQ4_0>(a, stream); return;
+    case DType::Q4_1: launch<DecodeQ4_1>(a, stream); return;
+    case DType::Q5_0: launch<DecodeQ5_0>(a, stream); return;
+    case DType::Q5_1: launch<DecodeQ5_1>(a, stream); return;
+    case DType::Q8_0: launch<DecodeQ8_0>(a, stream); return;
+    case DType::Q4_K: launch<DecodeQ4_K>(a, stream); return;
+    case DType::Q5_K: launch<DecodeQ5_K>(a, stream); return;
+    case DType::Q6_K: launch<DecodeQ6_K>(a, stream); return;
+    case DType::I32: break;
   }
+  fail(ErrorKind::Unsupported, std::string("cuda gather: no decoder for table type ") + dtype_name(a.table.dtype));
 }
 
 }  // namespace embed::cuda

@@ -9,7 +9,7 @@
 
 namespace embed::cuda {
 
-// gather.cu: table F32/F16/BF16 (load_weight decodes quantized tables).
+// gather.cu: table of any weight type, rows decoded exactly.
 void launch_gather(const GatherArgs& a, cudaStream_t stream);
 
 // dequant.cu: decodes `rows` rows of a raw GGUF tensor (already in device memory) to F32, F16

@@ -26,6 +26,8 @@ enum class Op {
 const char* op_name(Op op);
 
 enum class Activation { GeluErf, GeluTanh, Silu, Tanh, Relu };
+// How a weight will be used, so a backend can lay it out for that use once, at load.
+enum class WeightUse { Matmul, Gather, Vector };
 enum class RopeMode { Norm, Neox };  // Norm rotates (2i, 2i+1); Neox rotates (i, i + n_rot/2)
 enum class PoolKind { Mean, First, Last };
 
@@ -168,8 +170,9 @@ class Backend {
   virtual void download(void* dst, const void* src, size_t bytes) = 0;  // backend -> host (syncs)
   virtual void sync() = 0;
   // Makes a weight usable by kernels: the CPU returns the host view itself (zero copy from the
-  // mmap); a device backend copies it (and may convert its layout once).
-  virtual Tensor load_weight(const Tensor& host) = 0;
+  // mmap), plus matmul panels in Tensor::packed for unquantized matmul weights; a device backend
+  // copies it (and may convert its layout once).
+  virtual Tensor load_weight(const Tensor& host, WeightUse use) = 0;
   virtual void release_weight(const Tensor& t) = 0;
 
   // ---- capability ----

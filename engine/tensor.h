@@ -34,6 +34,9 @@ struct Tensor {
   Device device = Device::Cpu;
   int64_t rows = 0;
   int64_t cols = 0;
+  // Optional backend-specific copy of the same values in a kernel-friendly layout (CPU: matmul
+  // panels, set by Backend::load_weight). Kernels that do not know it read `data`.
+  const void* packed = nullptr;
 
   bool empty() const { return data == nullptr; }
   size_t row_bytes() const { return dtype_row_bytes(dtype, cols); }

@@ -20,6 +20,7 @@ const gguf::TensorInfo& WeightLoader::find(const std::string& name) const {
 }
 
 Tensor WeightLoader::load(const gguf::TensorInfo& t, int64_t rows, int64_t cols, Op op) {
+  const WeightUse use = op == Op::Matmul ? WeightUse::Matmul : WeightUse::Gather;
   // 2-D expectation {cols, rows} in ggml order; 1-D tensors are {cols} with rows == 1.
   const bool shape_ok = t.ne[0] == cols && t.ne[1] * t.ne[2] * t.ne[3] == rows && t.ne[2] == 1 && t.ne[3] == 1;
   if (!shape_ok)
@@ -30,8 +31,8 @@ Tensor WeightLoader::load(const gguf::TensorInfo& t, int64_t rows, int64_t cols,
     fail(ErrorKind::Unsupported, f_.path() + ": tensor '" + t.name + "' has type " + gguf::type_name(t.type) + ", which the " +
                                      b_.name() + " backend cannot use for " + op_name(op));
   Tensor host{const_cast<uint8_t*>(t.data), *dt, Device::Cpu, rows, cols};
-  Tensor dev = b_.load_weight(host);
-  if (dev.data != host.data) loaded_.push_back(dev);
+  Tensor dev = b_.load_weight(host, use);
+  if (dev.data != host.data || dev.packed) loaded_.push_back(dev);
   return dev;
 }
 
@@ -62,7 +63,7 @@ Tensor WeightLoader::vector(const std::string& name, int64_t n) {
     gguf::dequantize_row(t.type, t.data, converted_.back().get(), n);
     host = Tensor{converted_.back().get(), DType::F32, Device::Cpu, 1, n};
   }
-  Tensor dev = b_.load_weight(host);
+  Tensor dev = b_.load_weight(host, WeightUse::Vector);
   if (dev.data != host.data) loaded_.push_back(dev);
   return dev;
 }

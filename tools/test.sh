@@ -13,6 +13,10 @@ cmake --build build -j "$jobs"
 # Real weights for the model tests (cached; never committed).
 export EMBED_MINILM_DIR="$(tools/models.sh minilm)"
 export EMBED_GEMMA_GGUF="$(tools/models.sh gemma3-270m)"
+export EMBED_QWEN_VOCAB_DIR="$(tools/models.sh qwen-vocab)"
+export EMBED_MINILM_GGUF_F32="$(tools/models.sh minilm-gguf f32)"
+export EMBED_MINILM_GGUF_F16="$(tools/models.sh minilm-gguf f16)"
+export EMBED_MINILM_GGUF_Q8_0="$(tools/models.sh minilm-gguf q8_0)"
 
 ctest --test-dir build -LE cuda --output-on-failure -j "$jobs"
 

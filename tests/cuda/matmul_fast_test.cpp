@@ -37,7 +37,7 @@ void check_fast_matmul(Backend& b, DType wt, int64_t m, int64_t n, int64_t k, bo
   DeviceArena arena(b);
   MatmulArgs a;
   a.x = arena.upload(ra.x);
-  a.w = b.load_weight(tw);
+  a.w = b.load_weight(tw, WeightUse::Matmul);
   if (with_bias) a.bias = arena.upload(ra.bias);
   a.y = accumulate ? arena.upload(host_tensor(y0, m, n)) : arena.poisoned(DType::F32, m, n);
   a.accumulate = accumulate;

@@ -34,7 +34,7 @@ TEST_CASE("gather matches the reference for every table type", "[kernels][gather
           if (!bt.backend->supports(Op::Gather, t)) continue;
           DeviceArena arena(*bt.backend);
           GatherArgs a = ra;
-          a.table = bt.backend->load_weight(tt);
+          a.table = bt.backend->load_weight(tt, WeightUse::Gather);
           a.ids = arena.upload_ints(ids);
           a.out = accumulate ? arena.upload(host_tensor(init, n, d)) : arena.poisoned(DType::F32, n, d);
           bt.backend->gather(a);

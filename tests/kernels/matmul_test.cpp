@@ -45,7 +45,7 @@ void check_matmul(DType wt, int64_t m, int64_t n, int64_t k, bool with_bias, boo
     DeviceArena arena(*bt.backend);
     MatmulArgs a;
     a.x = arena.upload(ra.x);
-    a.w = bt.backend->load_weight(tw);
+    a.w = bt.backend->load_weight(tw, WeightUse::Matmul);
     if (with_bias) a.bias = arena.upload(ra.bias);
     a.y = accumulate ? arena.upload(host_tensor(y0, m, n)) : arena.poisoned(DType::F32, m, n);
     a.accumulate = accumulate;
@@ -92,7 +92,7 @@ TEST_CASE("matmul rows do not depend on the other rows of the batch", "[kernels]
     DeviceArena arena(*bt.backend);
     MatmulArgs all;
     all.x = arena.upload(host_tensor(x, 37, k));
-    all.w = bt.backend->load_weight(tw);
+    all.w = bt.backend->load_weight(tw, WeightUse::Matmul);
     all.y = arena.poisoned(DType::F32, 37, n);
     bt.backend->matmul(all);
     const std::vector<float> batched = arena.download(all.y);

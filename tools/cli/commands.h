@@ -13,10 +13,67 @@ constexpr int kExitUsage = 2;         // bad flags or arguments
 constexpr int kExitInput = 3;         // bad input data (a line that cannot be embedded)
 constexpr int kExitIo = 4;            // a file could not be read or written
 
+struct EmbedCommand {
+  std::string model;          // path, or "default"
+  std::string input;          // path or "-"
+  std::string pooling;        // empty: the model's
+  int normalize = 2;
+  int dims = 0;
+  std::string prefix, prompt;
+  int64_t max_tokens = 0;
+  bool truncate = false;
+  int threads = 0;
+  int64_t batch_tokens = 0;
+  std::string format;         // empty: jsonl (a table for --similarity)
+  std::string out;
+  bool similarity = false;
+  bool verbose = false;
+  bool progress = false;
+  bool skip_empty = false;
+  bool exclude_special = false;
+  std::string device = "cpu";
+};
+int run_embed(const EmbedCommand& o);
+
+struct RerankCommand {
+  std::string model;
+  std::string query;
+  std::string documents;     // path or "-"
+  int64_t top_n = 0;
+  int64_t max_tokens = 0;
+  std::string format;        // empty: text table; json, jsonl
+  int threads = 0;
+  bool skip_empty = false;
+  std::string device = "cpu";
+};
+int run_rerank(const RerankCommand& o);
+
+// The model path for "default" (or an empty path): $EMBED_MODEL, else the cached default model
+// that tools/models.sh default writes. Throws with the fix when it is not there.
+std::string resolve_model(const std::string& model);
+bool is_gguf_file(const std::string& path);
+
 struct InfoOptions {
   std::string model;
   bool all_tensors = false;
 };
 int run_info(const InfoOptions& o);
+
+struct ConvertOptions {
+  std::string model_dir;  // HF / sentence-transformers folder
+  std::string out_path;   // GGUF to write
+  std::string type = "f16";
+  std::string name;       // general.name (default: the folder's name)
+};
+int run_convert(const ConvertOptions& o);
+
+struct TokenizeOptions {
+  std::string model;
+  std::string input = "-";  // a text file, or "-" for standard input
+  bool pieces = false;       // print pieces instead of ids
+  bool no_special = false;   // leave out the special tokens the model adds
+  bool parse_special = false;
+};
+int run_tokenize(const TokenizeOptions& o);
 
 }  // namespace embed::cli

@@ -1,45 +1,222 @@
-// Entry point of the `embed` command: parses flags with CLI11 and dispatches to a subcommand.
-// Errors are printed as "embed: error: ..." on stderr with the exit codes of commands.h.
+// Entry point of the `embed` command. `embed [MODEL] INPUT [flags]` embeds; `embed SUBCOMMAND
+// ...` runs info, tokenize, rerank, convert. Flags are parsed by CLI11; an unknown flag is an
+// error that suggests the nearest known one. Errors print "embed: error: ..." on stderr and exit
+// with the codes of commands.h (documented in docs/cli.md).
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "engine/error.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/presets.h"
 
+namespace embed::cli {
 namespace {
 
-int exit_code_for(const embed::Error& e) {
-  switch (e.kind()) {
-    case embed::ErrorKind::InvalidArgument: return embed::cli::kExitInput;
-    case embed::ErrorKind::Io: return embed::cli::kExitIo;
-    default: return embed::cli::kExitFailure;
+// Optimal string alignment distance: insertions, deletions, substitutions and adjacent
+// transpositions ("fromat" is one step from "format").
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); i++) d[i][0] = i;
+  for (size_t j = 0; j <= b.size(); j++) d[0][j] = j;
+  for (size_t i = 1; i <= a.size(); i++)
+    for (size_t j = 1; j <= b.size(); j++) {
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  return d[a.size()][b.size()];
+}
+
+// The known flag nearest to `flag`, or "" when none is close.
+std::string nearest_flag(const CLI::App& app, const std::string& flag) {
+  std::string best;
+  size_t best_d = std::max<size_t>(2, flag.size() / 3) + 1;
+  for (const CLI::Option* opt : app.get_options())
+    for (const std::string& name : opt->get_lnames()) {
+      const size_t d = edit_distance(flag, "--" + name);
+      if (d < best_d) best_d = d, best = "--" + name;
+    }
+  return best;
+}
+
+// CLI11 would take an unknown "--flag" for a positional argument; check every flag first so the
+// error names it and suggests the nearest known one.
+void check_flags(const CLI::App& app, int argc, char** argv) {
+  for (int i = 1; i < argc; i++) {
+    const std::string arg = argv[i];
+    if (arg == "--") return;
+    if (arg.size() < 2 || arg[0] != '-' || arg == "-" || (std::isdigit(static_cast<unsigned char>(arg[1])))) continue;
+    const std::string flag = arg.substr(0, arg.find('='));
+    const CLI::Option* opt = nullptr;
+    for (const CLI::Option* o : app.get_options()) {
+      for (const std::string& n : o->get_lnames())
+        if (flag == "--" + n) opt = o;
+      for (const std::string& n : o->get_snames())
+        if (flag == "-" + n) opt = o;
+    }
+    if (flag == "--help" || flag == "-h") return;
+    if (!opt) {
+      const std::string near = nearest_flag(app, flag);
+      throw Error(ErrorKind::InvalidArgument, "unknown flag " + flag + (near.empty() ? "" : " (did you mean " + near + "?)") +
+                                                  "; run `" + app.get_name() + " --help` for the options");
+    }
+    if (opt->get_expected_min() > 0 && arg.find('=') == std::string::npos) i++;  // skip its value
   }
 }
 
+int usage_error(const CLI::App& app, const CLI::ParseError& e) {
+  std::fprintf(stderr, "embed: error: %s\nRun `%s --help` for the options.\n", e.what(), app.get_name().c_str());
+  return kExitUsage;
+}
+
+int exit_code_for(ErrorKind k) {
+  switch (k) {
+    case ErrorKind::InvalidArgument: return kExitInput;
+    case ErrorKind::Io: return kExitIo;
+    default: return kExitFailure;
+  }
+}
+
+std::string presets_help() {
+  std::string s = "Prompt presets (--prompt NAME):\n";
+  for (const PromptPreset& p : prompt_presets()) s += "  " + std::string(p.name) + ": " + p.use + "\n";
+  return s;
+}
+
+// Parses argv for `app`; returns -1 when parsing succeeded, else the exit code.
+int parse(CLI::App& app, int argc, char** argv) {
+  try {
+    check_flags(app, argc, argv);
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    return usage_error(app, e);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "embed: error: %s\n", e.what());
+    return kExitUsage;
+  }
+  return -1;
+}
+
+int embed_main(int argc, char** argv) {
+  CLI::App app{"embed: text embeddings from GGUF models. One vector per input line, in order.", "embed"};
+  app.footer("Subcommands: embed info | tokenize | rerank | convert  (embed SUBCOMMAND --help)\n\n" + presets_help() +
+             "\nExit codes: 0 ok, 1 engine failure, 2 usage error, 3 bad input data, 4 file error.");
+  EmbedCommand o;
+  std::vector<std::string> positional;
+  app.add_option("model_and_input", positional, "[MODEL.gguf] INPUT: model (default: the default model) and input file, - for stdin")
+      ->required()->expected(1, 2);
+  app.add_option("-m,--model", o.model, "Model file (GGUF), or 'default'");
+  app.add_option("--pooling", o.pooling, "none, mean, cls, last, rank (default: the model's)");
+  app.add_option("--normalize", o.normalize, "-1 none, 0 max-abs (int16 range), 1 L1, 2 L2 (default), p > 2 p-norm");
+  app.add_option("--dims", o.dims, "Matryoshka: keep the first N dimensions, then normalize");
+  app.add_option("--prefix", o.prefix, "Text prepended to every line (e.g. 'query: ')");
+  app.add_option("--prompt", o.prompt, "A prompt preset for the model family (see below)");
+  app.add_option("--max-tokens", o.max_tokens, "Token limit per line (default: the model's context length)");
+  app.add_flag("--truncate", o.truncate, "Cut lines longer than the limit instead of failing");
+  app.add_option("-t,--threads", o.threads, "CPU threads (default: all cores)");
+  app.add_option("--batch-tokens", o.batch_tokens, "Tokens per forward pass (default 4096)");
+  app.add_option("-f,--format", o.format, "jsonl (default), json, csv, npy, raw");
+  app.add_option("-o,--out", o.out, "Output file (default: stdout)");
+  app.add_flag("--similarity", o.similarity, "Print the cosine-similarity matrix of the lines instead of the vectors");
+  app.add_flag("-v,--verbose", o.verbose, "Print the tokens of every line on stderr");
+  app.add_flag("--progress", o.progress, "Show a progress bar on stderr (default: only on a terminal)");
+  app.add_flag("--skip-empty", o.skip_empty, "Leave empty lines out (reported on stderr) instead of failing");
+  app.add_flag("--exclude-special", o.exclude_special, "Mean pooling without special tokens ([CLS], [SEP], BOS, EOS)");
+  app.add_option("--device", o.device, "cpu (default) or cuda");
+  if (const int rc = parse(app, argc, argv); rc >= 0) return rc;
+  if (positional.size() == 2) {
+    if (!o.model.empty()) throw Error(ErrorKind::InvalidArgument, "give the model either as the first argument or with --model, not both");
+    o.model = positional[0];
+    o.input = positional[1];
+  } else {
+    o.input = positional[0];
+    if (o.model.empty() && is_gguf_file(o.input))
+      throw Error(ErrorKind::InvalidArgument, o.input + " is a model file: give an input file after it (or - for stdin)");
+  }
+  return run_embed(o);
+}
+
+int info_main(int argc, char** argv) {
+  CLI::App app{"Describe a GGUF file: architecture, hyperparameters, tokenizer, tensors", "embed info"};
+  InfoOptions o;
+  app.add_option("model", o.model, "GGUF file")->required();
+  app.add_flag("--all-tensors", o.all_tensors, "List the tensors of every block");
+  if (const int rc = parse(app, argc, argv); rc >= 0) return rc;
+  return run_info(o);
+}
+
+int rerank_main(int argc, char** argv) {
+  CLI::App app{"Score documents (one per line) against a query with a reranker; best first", "embed rerank"};
+  RerankCommand o;
+  app.add_option("model", o.model, "Reranker model (GGUF)")->required();
+  app.add_option("documents", o.documents, "Documents file, one per line (- for stdin)")->required();
+  app.add_option("-q,--query", o.query, "The query")->required();
+  app.add_option("-n,--top-n", o.top_n, "Print only the best N");
+  app.add_option("--max-tokens", o.max_tokens, "Token limit for query + document (default: the model's context length)");
+  app.add_option("-f,--format", o.format, "text (default), json, jsonl");
+  app.add_option("-t,--threads", o.threads, "CPU threads");
+  app.add_flag("--skip-empty", o.skip_empty, "Leave empty lines out instead of failing");
+  app.add_option("--device", o.device, "cpu (default) or cuda");
+  if (const int rc = parse(app, argc, argv); rc >= 0) return rc;
+  return run_rerank(o);
+}
+
+int convert_main(int argc, char** argv) {
+  CLI::App app{"Convert a HuggingFace / sentence-transformers folder to GGUF (llama.cpp names and keys)", "embed convert"};
+  ConvertOptions o;
+  app.add_option("model_dir", o.model_dir, "Folder with config.json, tokenizer.json, model.safetensors")->required();
+  app.add_option("output", o.out_path, "GGUF file to write")->required();
+  app.add_option("--type", o.type, "Weight type: f32, f16, bf16 or q8_0 (norms and biases stay f32)")->capture_default_str();
+  app.add_option("--name", o.name, "general.name (default: the folder's name)");
+  if (const int rc = parse(app, argc, argv); rc >= 0) return rc;
+  return run_convert(o);
+}
+
+int tokenize_main(int argc, char** argv) {
+  CLI::App app{"Print the token ids of each input line (one output line per input line)", "embed tokenize"};
+  TokenizeOptions o;
+  app.add_option("model", o.model, "GGUF file")->required();
+  app.add_option("input", o.input, "Text file, one input per line (default: standard input)");
+  app.add_flag("--pieces", o.pieces, "Print the pieces instead of the ids");
+  app.add_flag("--no-special", o.no_special, "Leave out the special tokens the model adds (BOS/CLS/EOS/SEP)");
+  app.add_flag("--parse-special", o.parse_special, "Recognise special-token text in the input (templates)");
+  if (const int rc = parse(app, argc, argv); rc >= 0) return rc;
+  return run_tokenize(o);
+}
+
+struct Subcommand {
+  const char* name;
+  int (*main)(int, char**);
+};
+
+const Subcommand kSubcommands[] = {
+    {"info", info_main},
+    {"rerank", rerank_main},
+    {"tokenize", tokenize_main},
+    {"convert", convert_main},
+};
+
 }  // namespace
+}  // namespace embed::cli
 
 int main(int argc, char** argv) {
-  CLI::App app{"embed: text embeddings and reranking from GGUF models"};
-  app.require_subcommand(1);
-  embed::cli::InfoOptions info;
-  CLI::App* info_cmd = app.add_subcommand("info", "Describe a GGUF file: architecture, hyperparameters, tokenizer, tensors");
-  info_cmd->add_option("model", info.model, "GGUF file")->required();
-  info_cmd->add_flag("--all-tensors", info.all_tensors, "List the tensors of every block");
+  using namespace embed::cli;
   try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : embed::cli::kExitUsage;
-  }
-  try {
-    if (info_cmd->parsed()) return embed::cli::run_info(info);
+    if (argc > 1)
+      for (const Subcommand& s : kSubcommands)
+        if (std::string(argv[1]) == s.name) return s.main(argc - 1, argv + 1);
+    return embed_main(argc, argv);
   } catch (const embed::Error& e) {
     std::fprintf(stderr, "embed: error: %s\n", e.what());
-    return exit_code_for(e);
+    return exit_code_for(e.kind());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "embed: error: %s\n", e.what());
-    return embed::cli::kExitFailure;
+    return kExitFailure;
   }
-  return embed::cli::kExitUsage;
 }

@@ -13,7 +13,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 
 # Library packages of tools/setup.sh that the build links or includes, their runtime libraries,
 # and pkg-config itself (CMake's pkg_check_modules needs the program).
-packages=(catch2 nlohmann-json3-dev libcli11-dev libutf8proc-dev libutf8proc2 pkgconf pkgconf-bin libpkgconf3)
+packages=(catch2 nlohmann-json3-dev libcli11-dev libutf8proc-dev libutf8proc2 libpcre2-dev libpcre2-8-0 libpcre2-16-0
+          libpcre2-32-0 libpcre2-posix3 pkgconf pkgconf-bin libpkgconf3)
 rm -rf .cache/device-deps
 mkdir -p .cache/device-deps/debs .cache/device-deps/root
 (cd .cache/device-deps/debs && apt-get download "${packages[@]}" >/dev/null)

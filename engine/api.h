@@ -1,0 +1,188 @@
+// The public C++ API of embed. Load a model once (mmap), share it between threads, give each
+// thread its own Context. High level: embed(texts) -> row-major float matrix, rerank(query,
+// documents) -> scores. Low level (prefill-and-pool): build a batch of token sequences with
+// sequence ids, run one forward pass, read pooled vectors or per-token hidden states by id.
+// No exception crosses this API: every call returns a Result holding a value or a Status.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/error.h"
+#include "engine/model.h"
+
+namespace embed {
+
+namespace tok {
+class Tokenizer;
+}
+class LoadedModel;
+class Runner;
+
+struct Status {
+  ErrorKind kind = ErrorKind::InvalidArgument;
+  std::string message;
+  int64_t index = -1;  // the input (text, document, sequence id) the error is about, or -1
+};
+
+template <class T>
+class Result {
+ public:
+  Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit on purpose
+  Result(Status error) : error_(std::move(error)) {}
+  bool ok() const { return value_.has_value(); }
+  explicit operator bool() const { return ok(); }
+  const T& value() const& {
+    EMBED_CHECK(ok(), "Result::value() on an error: " + error_.message);
+    return *value_;
+  }
+  T& value() & {
+    EMBED_CHECK(ok(), "Result::value() on an error: " + error_.message);
+    return *value_;
+  }
+  T&& value() && {
+    EMBED_CHECK(ok(), "Result::value() on an error: " + error_.message);
+    return std::move(*value_);
+  }
+  const Status& error() const { return error_; }
+
+ private:
+  std::optional<T> value_;
+  Status error_;
+};
+
+struct ModelOptions {
+  Device device = Device::Cpu;
+  int threads = 0;      // default threads of contexts on the CPU (0 = all cores)
+  int cuda_device = 0;
+};
+
+// What a loaded model is, for callers.
+struct ModelDescription {
+  std::string path, arch, tokenizer;
+  int64_t n_vocab = 0, d_model = 0, n_layers = 0;
+  int64_t n_ctx = 0;            // longest input in tokens
+  int64_t embedding_dim = 0;    // width of pooled vectors
+  bool causal = false;
+  Pooling default_pooling = Pooling::Mean;
+  int64_t n_cls_out = 0;        // outputs of the rank head (0 = none)
+  std::vector<std::string> cls_labels;
+  bool has_rerank_template = false;
+};
+
+class Model {
+ public:
+  static Result<std::shared_ptr<const Model>> load(const std::string& path, const ModelOptions& o = {});
+  ~Model();
+  const ModelDescription& describe() const { return desc_; }
+  const tok::Tokenizer& tokenizer() const { return *tokenizer_; }
+
+ private:
+  friend class Context;
+  Model() = default;
+  std::shared_ptr<const LoadedModel> loaded_;
+  std::unique_ptr<tok::Tokenizer> tokenizer_;
+  ModelOptions options_;
+  ModelDescription desc_;
+  std::string rerank_template_;
+};
+
+struct EmbedOptions {
+  std::optional<Pooling> pooling;  // default: the model's pooling_type
+  int normalize = 2;               // -1 none, 0 max-abs int16 range, 1 L1, 2 L2, > 2 p-norm
+  int dims = 0;                    // Matryoshka: first `dims` values, then normalize (0 = all)
+  int64_t max_tokens = 0;          // per text; 0 = the model's context length
+  bool truncate = false;           // false: a text longer than max_tokens is an error
+  bool exclude_special = false;    // mean pooling leaves out special tokens ([CLS], [SEP], BOS, ...)
+  std::string prefix;              // prepended to every text ("query: ", an instruction, ...)
+  int64_t batch_tokens = 0;        // tokens per forward pass; 0 = default (4096, at least the longest text)
+  std::function<void(size_t done, size_t total)> progress;  // called after each forward pass
+};
+
+// Row-major matrix: one row per text (per token with Pooling::None, see row_offsets).
+struct Embeddings {
+  int64_t rows = 0, cols = 0;
+  std::vector<float> data;
+  std::vector<int32_t> n_tokens;      // tokens of each text (after truncation)
+  std::vector<int64_t> row_offsets;   // Pooling::None: rows of text i are [off[i], off[i+1])
+  std::vector<std::string> warnings;
+  const float* row(int64_t i) const { return data.data() + i * cols; }
+};
+
+struct RerankOptions {
+  int64_t max_tokens = 0;     // per query+document; 0 = the model's context length
+  bool truncate = true;       // cut the document (longest first) to fit
+  int64_t batch_tokens = 0;
+};
+
+// Low level: token sequences keyed by caller-chosen sequence ids.
+class TokenBatch {
+ public:
+  // ids of one sequence; type_ids and special mask optional (same length as ids when given).
+  void add(int32_t seq_id, std::vector<int32_t> ids, std::vector<int32_t> type_ids = {}, std::vector<uint8_t> special = {});
+  size_t size() const { return seqs_.size(); }
+
+ private:
+  friend class Context;
+  struct Seq {
+    int32_t id;
+    std::vector<int32_t> ids, type_ids;
+    std::vector<uint8_t> special;
+  };
+  std::vector<Seq> seqs_;
+};
+
+struct BatchOptions {
+  std::optional<Pooling> pooling;  // default: the model's
+  int normalize = -1;
+  int dims = 0;
+  bool exclude_special = false;
+  bool hidden_states = false;      // also keep every token's final hidden state
+};
+
+class BatchResult {
+ public:
+  int64_t pooled_dim() const { return cols_; }
+  int64_t d_model() const { return d_model_; }
+  // Pooled vector (or rank scores) of a sequence; Pooling::None: its first token's row.
+  const float* pooled(int32_t seq_id) const;
+  const float* hidden(int32_t seq_id) const;  // [n_tokens(seq_id), d_model]; needs hidden_states
+  int64_t n_tokens(int32_t seq_id) const;
+  const std::vector<std::string>& warnings() const { return warnings_; }
+
+ private:
+  friend class Context;
+  size_t slot(int32_t seq_id) const;
+  std::map<int32_t, size_t> index_;
+  std::vector<int64_t> token_offsets_;
+  std::vector<float> pooled_, hidden_;
+  int64_t cols_ = 0, d_model_ = 0;
+  bool per_token_ = false;
+  std::vector<std::string> warnings_;
+};
+
+// Per-thread state (its own thread pool or stream and scratch memory). A Context must not be
+// used by two threads at once; any number of Contexts may share one Model.
+class Context {
+ public:
+  explicit Context(std::shared_ptr<const Model> model, int threads = 0);
+  ~Context();
+  Result<Embeddings> embed(const std::vector<std::string>& texts, const EmbedOptions& o = {});
+  // Scores per document in input order: P(yes) for yes/no rerankers (Qwen3-Reranker), the raw
+  // classifier logit for single-output cross-encoders.
+  Result<std::vector<float>> rerank(const std::string& query, const std::vector<std::string>& documents,
+                                    const RerankOptions& o = {});
+  Result<BatchResult> run(const TokenBatch& batch, const BatchOptions& o = {});
+  const Model& model() const { return *model_; }
+
+ private:
+  std::shared_ptr<const Model> model_;
+  std::unique_ptr<Runner> runner_;
+};
+
+}  // namespace embed

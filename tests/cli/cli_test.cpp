@@ -1,0 +1,244 @@
+// End-to-end tests of the `embed` command: every output format parsed back and compared with
+// the C++ API's result for the same lines, and every error case with its exit code and message.
+// Uses the committed tiny BERT cross-encoder fixture (WordPiece tokenizer, mean pooling, rank head).
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "engine/api.h"
+#include "tests/models/fixtures.h"
+
+using namespace embed;
+
+namespace {
+
+const std::string kModel = std::string(EMBED_FIXTURES_DIR) + "/models/tiny-bert-rank/model.gguf";
+
+struct Run {
+  int code;
+  std::string out, err;
+};
+
+Run run(const std::string& args, const std::string& stdin_text = "") {
+  const std::string dir = "/tmp/embed_cli_test_" + std::to_string(::getpid());
+  std::system(("mkdir -p " + dir).c_str());
+  std::string cmd = std::string(EMBED_BIN) + " " + args + " >" + dir + "/out 2>" + dir + "/err";
+  if (!stdin_text.empty()) {
+    std::ofstream(dir + "/in") << stdin_text;
+    cmd += " <" + dir + "/in";
+  }
+  const int status = std::system(cmd.c_str());
+  auto slurp = [](const std::string& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  };
+  return Run{WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(dir + "/out"), slurp(dir + "/err")};
+}
+
+std::string write_input(const std::string& name, const std::string& text) {
+  const std::string path = "/tmp/embed_cli_test_" + std::to_string(::getpid()) + "_" + name;
+  std::ofstream(path, std::ios::binary) << text;
+  return path;
+}
+
+const std::vector<std::string> kLines = {"A man is playing a guitar.", "Someone plays the guitar!", "The stock market fell 3% today.",
+                                         "Ünïcödé and emoji 🎸 too"};
+
+Embeddings api_embed(const std::vector<std::string>& lines, int normalize = 2) {
+  auto m = Model::load(kModel);
+  REQUIRE(m.ok());
+  Context c(m.value(), 2);
+  EmbedOptions o;
+  o.normalize = normalize;
+  auto e = c.embed(lines, o);
+  REQUIRE(e.ok());
+  return e.value();
+}
+
+void expect_rows(const std::vector<std::vector<float>>& got, const Embeddings& want) {
+  REQUIRE(static_cast<int64_t>(got.size()) == want.rows);
+  for (int64_t r = 0; r < want.rows; r++) {
+    REQUIRE(static_cast<int64_t>(got[r].size()) == want.cols);
+    for (int64_t k = 0; k < want.cols; k++) REQUIRE(got[r][k] == want.row(r)[k]);  // shortest round-trip text: exact
+  }
+}
+
+std::vector<std::vector<float>> parse_lines(const std::string& text, char sep) {
+  std::vector<std::vector<float>> rows;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::vector<float> row;
+    std::istringstream ls(line);
+    std::string tok;
+    while (std::getline(ls, tok, sep))
+      if (!tok.empty()) row.push_back(std::stof(tok));
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+}  // namespace
+
+TEST_CASE("every output format reads back as the API's vectors", "[cli]") {
+  std::string text;
+  for (const std::string& l : kLines) text += l + "\n";
+  const std::string input = write_input("in.txt", text);
+  const Embeddings want = api_embed(kLines);
+
+  Run r = run(kModel + " " + input + " -t 2");  // default: jsonl
+  REQUIRE(r.code == 0);
+  std::vector<std::vector<float>> rows;
+  std::istringstream in(r.out);
+  std::string line;
+  for (size_t i = 0; std::getline(in, line); i++) {
+    const auto j = nlohmann::json::parse(line);
+    CHECK(j.at("index") == i);
+    rows.push_back(j.at("embedding").get<std::vector<float>>());
+  }
+  expect_rows(rows, want);
+
+  r = run(kModel + " " + input + " -t 2 --format json");
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j.at("object") == "list");
+  rows.clear();
+  for (size_t i = 0; i < j.at("data").size(); i++) {
+    CHECK(j["data"][i].at("object") == "embedding");
+    CHECK(j["data"][i].at("index") == i);
+    rows.push_back(j["data"][i].at("embedding").get<std::vector<float>>());
+  }
+  expect_rows(rows, want);
+  int64_t tokens = 0;
+  for (int32_t n : want.n_tokens) tokens += n;
+  CHECK(j.at("usage").at("prompt_tokens") == tokens);
+
+  r = run(kModel + " " + input + " -t 2 --format csv");
+  REQUIRE(r.code == 0);
+  expect_rows(parse_lines(r.out, ','), want);
+  r = run(kModel + " " + input + " -t 2 --format raw");
+  REQUIRE(r.code == 0);
+  expect_rows(parse_lines(r.out, ' '), want);
+
+  const std::string npy = "/tmp/embed_cli_test_" + std::to_string(::getpid()) + ".npy";
+  r = run(kModel + " " + input + " -t 2 --format npy --out " + npy);
+  REQUIRE(r.code == 0);
+  const test::NpyArray a = test::read_npy(npy);
+  REQUIRE(a.shape == std::vector<int64_t>{want.rows, want.cols});
+  CHECK(a.data == want.data);
+}
+
+TEST_CASE("stdin, prefixes, normalization and dims reach the vectors", "[cli]") {
+  Run r = run(kModel + " - -t 2 -f raw --normalize -1", kLines[0] + "\n" + kLines[1] + "\n");
+  REQUIRE(r.code == 0);
+  expect_rows(parse_lines(r.out, ' '), api_embed({kLines[0], kLines[1]}, -1));
+  r = run(kModel + " - -t 2 -f raw --prefix 'query: '", kLines[0] + "\n");
+  REQUIRE(r.code == 0);
+  expect_rows(parse_lines(r.out, ' '), api_embed({"query: " + kLines[0]}));
+  r = run(kModel + " - -t 2 -f raw --dims 8", kLines[0] + "\n");
+  REQUIRE(r.code == 0);
+  const auto rows = parse_lines(r.out, ' ');
+  REQUIRE(rows.size() == 1);
+  REQUIRE(rows[0].size() == 8);
+  double n2 = 0;
+  for (float v : rows[0]) n2 += v * v;
+  CHECK(n2 == Approx(1.0).epsilon(1e-5));  // truncated, then renormalized
+}
+
+TEST_CASE("the similarity flag prints the cosine matrix", "[cli]") {
+  std::string text;
+  for (const std::string& l : kLines) text += l + "\n";
+  const Run r = run(kModel + " " + write_input("sim.txt", text) + " -t 2 --similarity --format csv");
+  REQUIRE(r.code == 0);
+  const auto m = parse_lines(r.out, ',');
+  const Embeddings e = api_embed(kLines);
+  REQUIRE(m.size() == kLines.size());
+  for (size_t i = 0; i < m.size(); i++)
+    for (size_t k = 0; k < m.size(); k++) {
+      double dot = 0;
+      for (int64_t c = 0; c < e.cols; c++) dot += static_cast<double>(e.row(i)[c]) * e.row(k)[c];
+      CHECK(m[i][k] == Approx(dot).margin(1e-5));
+    }
+}
+
+TEST_CASE("errors name the problem and exit non-zero", "[cli]") {
+  const std::string good = write_input("good.txt", "hello\nworld\n");
+  Run r = run(kModel + " /nonexistent/input.txt");
+  CHECK(r.code == 4);
+  CHECK_THAT(r.err, Catch::Contains("/nonexistent/input.txt") && Catch::Contains("cannot open"));
+  r = run("/nonexistent/model.gguf " + good);
+  CHECK(r.code == 4);
+  CHECK_THAT(r.err, Catch::Contains("/nonexistent/model.gguf"));
+  const std::string corrupt = write_input("corrupt.gguf", "GGUF\x03\x00\x00\x00garbage");
+  r = run(corrupt + " " + good);
+  CHECK(r.code == 1);
+  CHECK_THAT(r.err, Catch::Contains("invalid GGUF"));
+  r = run(kModel + " " + write_input("bad_utf8.txt", "fine\nbad \xff byte\n"));
+  CHECK(r.code == 3);
+  CHECK_THAT(r.err, Catch::Contains("line 2 is not valid UTF-8") && Catch::Contains("0xFF"));
+  r = run(kModel + " " + write_input("empty_line.txt", "one\n\nthree\n"));
+  CHECK(r.code == 3);
+  CHECK_THAT(r.err, Catch::Contains("line 2 is empty") && Catch::Contains("--skip-empty"));
+  r = run(kModel + " " + write_input("empty_line2.txt", "one\n\nthree\n") + " --skip-empty -f raw -t 2");
+  CHECK(r.code == 0);
+  CHECK_THAT(r.err, Catch::Contains("skipped 1 empty line(s): 2"));
+  CHECK(parse_lines(r.out, ' ').size() == 2);
+  std::string long_line;
+  for (int i = 0; i < 400; i++) long_line += "word ";
+  r = run(kModel + " " + write_input("long.txt", "short\n" + long_line + "\n"));
+  CHECK(r.code == 3);
+  CHECK_THAT(r.err, Catch::Contains("line 2") && Catch::Contains("tokens, more than the limit") && Catch::Contains("--truncate"));
+  r = run(kModel + " " + write_input("long2.txt", "short\n" + long_line + "\n") + " --truncate -f raw -t 2");
+  CHECK(r.code == 0);
+  CHECK(parse_lines(r.out, ' ').size() == 2);
+  r = run(kModel + " " + good + " --fromat json");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Catch::Contains("unknown flag --fromat") && Catch::Contains("did you mean --format?"));
+  r = run(kModel + " " + good + " --dims 100000");
+  CHECK(r.code == 3);
+  CHECK_THAT(r.err, Catch::Contains("dims 100000"));
+  r = run(kModel + " " + good + " --dims -3");
+  CHECK(r.code == 3);
+  r = run(kModel + " " + good + " --pooling average");
+  CHECK(r.code == 3);
+  CHECK_THAT(r.err, Catch::Contains("unknown --pooling 'average'"));
+  r = run(kModel + " " + good + " --format yaml");
+  CHECK(r.code == 3);
+  r = run(kModel + " " + good + " --device tpu");
+  CHECK(r.code == 3);
+}
+
+TEST_CASE("rerank prints documents best first with the model's scores", "[cli]") {
+  const std::string docs = write_input("docs.txt", "The cat sat on the mat.\nStocks fell sharply.\nA kitten sleeps.\n");
+  const Run r = run("rerank " + kModel + " " + docs + " --query 'Where is the cat?' -f jsonl -t 2");
+  REQUIRE(r.code == 0);
+  auto m = Model::load(kModel);
+  REQUIRE(m.ok());
+  Context c(m.value(), 2);
+  const auto scores = c.rerank("Where is the cat?", {"The cat sat on the mat.", "Stocks fell sharply.", "A kitten sleeps."});
+  REQUIRE(scores.ok());
+  std::istringstream in(r.out);
+  std::string line;
+  float prev = INFINITY;
+  int n = 0;
+  while (std::getline(in, line)) {
+    const auto j = nlohmann::json::parse(line);
+    const float s = j.at("relevance_score");
+    CHECK(s == scores.value()[j.at("index").get<size_t>()]);
+    CHECK(s <= prev);
+    prev = s;
+    n++;
+  }
+  CHECK(n == 3);
+  // --top-n 1 keeps only the best document: the first line of the full list.
+  const Run top = run("rerank " + kModel + " " + docs + " --query 'Where is the cat?' --top-n 1 -f jsonl -t 2");
+  REQUIRE(top.code == 0);
+  CHECK(top.out == r.out.substr(0, r.out.find('\n') + 1));
+}

@@ -1,0 +1,198 @@
+// Every way a model folder can be missing something or ask for something unsupported: each gets
+// an embed::Error of the right kind whose message names the file, key, tensor or value.
+#include <catch2/catch.hpp>
+
+#include "engine/error.h"
+#include "tools/convert/convert.h"
+#include "tools/convert/safetensors.h"
+#include "convert_test_util.h"
+
+using namespace embed;
+using namespace embed::convert;
+using namespace embed::convert::testing;
+
+namespace {
+
+// Converts `dir` and returns the error it raised (fails the test if none).
+Error convert_error(const fs::path& dir) {
+  ConvertOptions o;
+  o.model_dir = dir.string();
+  try {
+    build_gguf(o);
+  } catch (const Error& e) {
+    return e;
+  }
+  FAIL("conversion of " << dir << " succeeded");
+  return Error(ErrorKind::InvalidArgument, "");
+}
+
+void edit_config(const fs::path& dir, const std::function<void(nlohmann::json&)>& edit) {
+  nlohmann::json c = read_json(dir / "config.json");
+  edit(c);
+  write_json(dir / "config.json", c);
+}
+
+// Rewrites model.safetensors with `edit` applied to the list of tensors.
+void edit_weights(const fs::path& dir, const std::function<void(std::vector<RawTensor>&)>& edit) {
+  std::vector<RawTensor> tensors;
+  {
+    const auto f = SafetensorsFile::open((dir / "model.safetensors").string());
+    for (const StTensor& t : f.tensors())
+      tensors.push_back({t.name, t.dtype_name, t.shape, std::vector<uint8_t>(t.data, t.data + t.nbytes)});
+  }
+  edit(tensors);
+  write_bytes(dir / "model.safetensors", safetensors_bytes(tensors));
+}
+
+}  // namespace
+
+TEST_CASE("convert: a missing folder or file is named", "[convert]") {
+  ScratchDir scratch;
+  CHECK_THAT(convert_error(scratch.path() / "nope").what(), Catch::Contains("not a directory"));
+  const fs::path dir = copy_fixture(scratch, "qwen2-tiny");
+  SECTION("config.json") {
+    fs::remove(dir / "config.json");
+    const Error e = convert_error(dir);
+    CHECK(e.kind() == ErrorKind::InvalidArgument);
+    CHECK_THAT(e.what(), Catch::Contains("config.json missing"));
+  }
+  SECTION("tokenizer.json") {
+    fs::remove(dir / "tokenizer.json");
+    CHECK_THAT(convert_error(dir).what(), Catch::Contains("tokenizer.json missing"));
+  }
+  SECTION("weights") {
+    fs::remove(dir / "model.safetensors");
+    const Error e = convert_error(dir);
+    CHECK(e.kind() == ErrorKind::InvalidArgument);
+    CHECK_THAT(e.what(), Catch::Contains("no weights") && Catch::Contains("model.safetensors"));
+  }
+  SECTION("the Pooling module's config") {
+    fs::remove(dir / "1_Pooling" / "config.json");
+    CHECK_THAT(convert_error(dir).what(), Catch::Contains("1_Pooling/config.json") && Catch::Contains("missing"));
+  }
+}
+
+TEST_CASE("convert: config.json problems are named", "[convert]") {
+  ScratchDir scratch;
+  const fs::path dir = copy_fixture(scratch, "qwen3-embedding-tiny");
+  SECTION("unsupported architecture lists the supported ones") {
+    edit_config(dir, [](nlohmann::json& c) { c["architectures"] = {"GPT2LMHeadModel"}; });
+    const Error e = convert_error(dir);
+    CHECK(e.kind() == ErrorKind::Unsupported);
+    CHECK_THAT(e.what(), Catch::Contains("'GPT2LMHeadModel'") && Catch::Contains("BertModel") &&
+                             Catch::Contains("Qwen3Model") && Catch::Contains("LlamaForCausalLM"));
+  }
+  SECTION("malformed JSON") {
+    write_text(dir / "config.json", "{\"architectures\": [\"Qwen3Model\"");
+    const Error e = convert_error(dir);
+    CHECK(e.kind() == ErrorKind::Format);
+    CHECK_THAT(e.what(), Catch::Contains("config.json") && Catch::Contains("not valid JSON"));
+  }
+  SECTION("a missing hyperparameter") {
+    edit_config(dir, [](nlohmann::json& c) { c.erase("intermediate_size"); });
+    CHECK_THAT(convert_error(dir).what(), Catch::Contains("'intermediate_size'"));
+  }
+  SECTION("heads that do not divide") {
+    edit_config(dir, [](nlohmann::json& c) { c["num_key_value_heads"] = 3; });
+    CHECK_THAT(convert_error(dir).what(), Catch::Contains("num_key_value_heads"));
+  }
+  SECTION("a hidden size the weights do not have") {
+    edit_config(dir, [](nlohmann::json& c) { c["hidden_size"] = 96; });
+    const Error e = convert_error(dir);
+    CHECK(e.kind() == ErrorKind::Format);
+    CHECK_THAT(e.what(), Catch::Contains("config.json implies"));
+  }
+  SECTION("an unsupported rope type") {
+    edit_config(dir, [](nlohmann::json& c) { c["rope_parameters"] = {{"rope_type", "llama3"}, {"rope_theta", 1e6}, {"factor", 8}}; });
+    const Error e = convert_error(dir);
+    CHECK(e.kind() == ErrorKind::Unsupported);
+    CHECK_THAT(e.what(), Catch::Contains("'llama3'"));
+  }
+  SECTION("sliding-window attention") {
+    edit_config(dir, [](nlohmann::json& c) { c["use_sliding_window"] = true; });
+    CHECK_THAT(convert_error(dir).what(), Catch::Contains("use_sliding_window"));
+  }
+}
+
+TEST_CASE("convert: sentence-transformers modules GGUF cannot express are refused", "[convert]") {
+  ScratchDir scratch;
+  const fs::path dir = copy_fixture(scratch, "qwen2-tiny");
+  SECTION("max pooling") {
+    nlohmann::json p = read_json(dir / "1_Pooling" / "config.json");
+    p["pooling_mode_mean_tokens"] = false;
+    p["pooling_mode_max_tokens"] = true;
+    write_json(dir / "1_Pooling" / "config.json", p);
+    const Error e = convert_error(dir);
+    CHECK(e.kind() == ErrorKind::Unsupported);
+    CHECK_THAT(e.what(), Catch::Contains("'max'"));
+  }
+  SECTION("two pooling modes at once") {
+    nlohmann::json p = read_json(dir / "1_Pooling" / "config.json");
+    p["pooling_mode_cls_token"] = true;
+    write_json(dir / "1_Pooling" / "config.json", p);
+    CHECK_THAT(convert_error(dir).what(), Catch::Contains("'mean'") && Catch::Contains("'cls'"));
+  }
+  SECTION("a Dense module") {
+    nlohmann::json m = read_json(dir / "modules.json");
+    m.push_back({{"idx", 3}, {"name", "3"}, {"path", "3_Dense"}, {"type", "sentence_transformers.models.Dense"}});
+    write_json(dir / "modules.json", m);
+    const Error e = convert_error(dir);
+    CHECK(e.kind() == ErrorKind::Unsupported);
+    CHECK_THAT(e.what(), Catch::Contains("sentence_transformers.models.Dense"));
+  }
+}
+
+TEST_CASE("convert: weight problems name the tensor", "[convert]") {
+  ScratchDir scratch;
+  const fs::path dir = copy_fixture(scratch, "qwen2-tiny");
+  SECTION("an unsupported dtype") {
+    edit_weights(dir, [](std::vector<RawTensor>& ts) {
+      for (RawTensor& t : ts)
+        if (t.name == "layers.1.mlp.up_proj.weight") {
+          t.dtype = "I32";
+          t.bytes.resize(t.bytes.size() * 2);
+        }
+    });
+    const Error e = convert_error(dir);
+    CHECK(e.kind() == ErrorKind::Unsupported);
+    CHECK_THAT(e.what(), Catch::Contains("'layers.1.mlp.up_proj.weight'") && Catch::Contains("I32"));
+  }
+  SECTION("a tensor with no GGUF name") {
+    edit_weights(dir, [](std::vector<RawTensor>& ts) { ts.push_back({"layers.0.mlp.extra.weight", "BF16", {2}, {0, 0, 0, 0}}); });
+    const Error e = convert_error(dir);
+    CHECK(e.kind() == ErrorKind::Unsupported);
+    CHECK_THAT(e.what(), Catch::Contains("'layers.0.mlp.extra.weight'"));
+  }
+  SECTION("a missing tensor") {
+    edit_weights(dir, [](std::vector<RawTensor>& ts) {
+      std::erase_if(ts, [](const RawTensor& t) { return t.name == "layers.1.mlp.up_proj.weight"; });
+    });
+    CHECK_THAT(convert_error(dir).what(), Catch::Contains("'blk.1.ffn_up.weight'"));
+  }
+  SECTION("a layer index beyond num_hidden_layers") {
+    edit_weights(dir, [](std::vector<RawTensor>& ts) { ts.push_back({"layers.7.input_layernorm.weight", "BF16", {64}, std::vector<uint8_t>(128)}); });
+    CHECK_THAT(convert_error(dir).what(), Catch::Contains("blk.7.attn_norm.weight"));
+  }
+  SECTION("a truncated safetensors file") {
+    fs::resize_file(dir / "model.safetensors", fs::file_size(dir / "model.safetensors") - 100);
+    const Error e = convert_error(dir);
+    CHECK(e.kind() == ErrorKind::Format);
+    CHECK_THAT(e.what(), Catch::Contains("model.safetensors"));
+  }
+}
+
+TEST_CASE("convert: a reranker whose vocabulary lacks \"yes\" is refused", "[convert]") {
+  ScratchDir scratch;
+  const fs::path dir = copy_fixture(scratch, "qwen3-reranker-tiny");
+  nlohmann::json tok = read_json(dir / "tokenizer.json");
+  tok["model"]["vocab"].erase("yes");
+  write_json(dir / "tokenizer.json", tok);
+  CHECK_THAT(convert_error(dir).what(), Catch::Contains("'yes'"));
+}
+
+TEST_CASE("convert: a classifier whose labels disagree with its rows is refused", "[convert]") {
+  ScratchDir scratch;
+  const fs::path dir = copy_fixture(scratch, "bert-cls-tiny");
+  edit_config(dir, [](nlohmann::json& c) { c["id2label"] = {{"0", "no"}, {"1", "yes"}}; });
+  CHECK_THAT(convert_error(dir).what(), Catch::Contains("id2label has 2 labels") && Catch::Contains("1 rows"));
+}

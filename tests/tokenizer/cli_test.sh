@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# `embed tokenize` end to end: a vocabulary GGUF written by embed-vocab-gguf from the Unigram
+# fixture, the first corpus cases that fit on one line, ids compared with HF's (unigram.out);
+# --no-special drops the added <s> and </s>; a missing file exits non-zero with a message.
+#   cli_test.sh <build dir> <fixtures dir>
+set -euo pipefail
+build="$1" fixtures="$2/tokenizer"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+"$build/tools/embed-vocab-gguf" "$fixtures/unigram" "$tmp/vocab.gguf" 2>/dev/null
+# Cases 1..200 of corpus.inp that hold no newline, and their expected ids.
+python3 - "$fixtures" "$tmp" <<'PY'
+import sys
+fx, tmp = sys.argv[1], sys.argv[2]
+cases = open(fx + "/corpus.inp", "rb").read().split(b"\n__ggml_vocab_test__\n")[:-1]
+want = open(fx + "/unigram.out", encoding="utf-8").read().split("\n")
+with open(tmp + "/in.txt", "wb") as i, open(tmp + "/want.txt", "w") as w, open(tmp + "/want_nospecial.txt", "w") as n:
+    for c, ids in list(zip(cases, want))[1:200]:
+        if b"\n" in c or b"\r" in c:
+            continue
+        i.write(c + b"\n")
+        w.write(ids + "\n")
+        n.write(" ".join(ids.split()[1:-1]) + "\n")
+PY
+"$build/tools/embed" tokenize "$tmp/vocab.gguf" "$tmp/in.txt" > "$tmp/got.txt" 2>/dev/null
+diff "$tmp/want.txt" "$tmp/got.txt" > "$tmp/diff.txt" || { echo "embed tokenize differs from HF:"; head -20 "$tmp/diff.txt"; exit 1; }
+"$build/tools/embed" tokenize --no-special "$tmp/vocab.gguf" "$tmp/in.txt" > "$tmp/got2.txt" 2>/dev/null
+diff "$tmp/want_nospecial.txt" "$tmp/got2.txt" > /dev/null || { echo "--no-special output differs"; exit 1; }
+[ "$(wc -l < "$tmp/in.txt")" = "$("$build/tools/embed" tokenize --pieces "$tmp/vocab.gguf" "$tmp/in.txt" 2>/dev/null | wc -l)" ] \
+  || { echo "--pieces does not print one line per input line"; exit 1; }
+if "$build/tools/embed" tokenize "$tmp/missing.gguf" "$tmp/in.txt" 2> "$tmp/err.txt"; then
+  echo "missing model file did not fail"; exit 1
+fi
+grep -q "missing.gguf" "$tmp/err.txt" || { echo "error message does not name the file"; exit 1; }
+echo "cli_test: $(wc -l < "$tmp/in.txt") lines match HF"

@@ -1,0 +1,139 @@
+// WordPiece (BERT) over llama.cpp's vocabulary convention: word-initial pieces carry U+2581,
+// continuation pieces are bare. Normalization and word splitting follow HF's BertNormalizer and
+// BertPreTokenizer; matching is HF's greedy longest-match with the 100-character word limit.
+#include <algorithm>
+
+#include "engine/error.h"
+#include "tokenizer/model.h"
+
+namespace embed::tok {
+namespace {
+
+constexpr size_t kMaxCharsPerWord = 100;  // HF WordPiece max_input_chars_per_word
+constexpr const char* kWordStart = "\xE2\x96\x81";
+
+bool is_bert_punct(char32_t c) {
+  if (c < 0x80) return (c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) || (c >= 123 && c <= 126);
+  return char_class(c) & kPunct;
+}
+
+class WordPiece final : public Model {
+ public:
+  explicit WordPiece(const Vocab& v) : v_(v) {
+    if (v_.unk < 0) fail(ErrorKind::Format, "WordPiece vocabulary has no unknown token (tokenizer.ggml.unknown_token_id)");
+    for (const auto& p : v_.pieces) max_piece_bytes_ = std::max(max_piece_bytes_, p.size());
+  }
+
+  void encode(std::string_view text, bool, std::vector<TokenSpan>& out) const override {
+    NormString word;
+    size_t i = 0;
+    while (i < text.size()) {
+      char32_t cp;
+      const size_t n = decode_utf8(text, i, cp);
+      const uint32_t b = static_cast<uint32_t>(i), e = static_cast<uint32_t>(i + n);
+      i += n;
+      const uint16_t cls = char_class(cp);
+      const bool ws = cp == '\t' || cp == '\n' || cp == '\r' || (cls & kWhitespace);
+      if (!ws && (cp == 0 || cp == kReplacementChar || (cls & kOther))) continue;  // clean_text drops it
+      if (ws) {
+        flush(word, out);
+        continue;
+      }
+      if (cls & kCjk) flush(word, out);
+      append_normalized(cp, b, e, word, out);
+      if (cls & kCjk) flush(word, out);
+    }
+    flush(word, out);
+  }
+
+  std::string decode(const std::vector<int32_t>& ids) const override {
+    std::string s;
+    for (int32_t id : ids) {
+      if (id < 0 || static_cast<size_t>(id) >= v_.size()) continue;
+      const std::string& p = v_.pieces[id];
+      if (p.rfind(kWordStart, 0) == 0) {
+        if (!s.empty()) s += ' ';
+        s.append(p, 3);
+      } else if (v_.types[id] == TokenType::Control) {
+        if (!s.empty()) s += ' ';
+        s += p;
+      } else {
+        s += p;
+      }
+    }
+    return s;
+  }
+
+ private:
+  // Strip accents (NFD, drop Mn) and lowercase as the metadata says; punctuation that results
+  // becomes its own word.
+  void append_normalized(char32_t cp, uint32_t b, uint32_t e, NormString& word, std::vector<TokenSpan>& out) const {
+    char32_t parts[8];
+    int n = 1;
+    parts[0] = cp;
+    if (v_.strip_accents && cp >= 0x80) n = decompose_nfd(cp, parts);
+    for (int k = 0; k < n; ++k) {
+      const char32_t c = parts[k];
+      if (v_.strip_accents && (char_class(c) & kMarkNonspacing)) continue;
+      if (is_bert_punct(c)) {
+        flush(word, out);
+        push_char(c, b, e, word);
+        flush(word, out);
+      } else {
+        push_char(c, b, e, word);
+      }
+    }
+  }
+
+  void push_char(char32_t c, uint32_t b, uint32_t e, NormString& word) const {
+    if (!v_.lowercase) return word.push(c, b, e);
+    std::string low;
+    append_lower(low, c);
+    word.push_bytes(low, b, e);
+  }
+
+  // Greedy longest-match of one word; the whole word becomes [UNK] when any part cannot be covered.
+  void flush(NormString& word, std::vector<TokenSpan>& out) const {
+    if (word.s.empty()) return;
+    const std::string& w = word.s;
+    const uint32_t wb = word.src_begin.front(), we = word.src_end.back();
+    size_t n_chars = 0;
+    for (size_t k = 0; k < w.size(); k += utf8_len(static_cast<unsigned char>(w[k]))) ++n_chars;
+    const size_t first = out.size();
+    bool ok = n_chars <= kMaxCharsPerWord;
+    std::string key;
+    for (size_t start = 0; ok && start < w.size();) {
+      int32_t found = -1;
+      size_t end = std::min(w.size(), start + max_piece_bytes_);
+      while (end > start) {
+        while (end < w.size() && (static_cast<unsigned char>(w[end]) & 0xC0) == 0x80) --end;  // char boundary
+        if (end <= start) break;
+        key.assign(start == 0 ? kWordStart : "");
+        key.append(w, start, end - start);
+        found = v_.find(key);
+        if (found >= 0) break;
+        --end;
+      }
+      if (found < 0) {
+        ok = false;
+        break;
+      }
+      out.push_back({found, word.src_begin[start], word.src_end[end - 1]});
+      start = end;
+    }
+    if (!ok) {
+      out.resize(first);
+      out.push_back({v_.unk, wb, we});
+    }
+    word.clear();
+  }
+
+  const Vocab& v_;
+  size_t max_piece_bytes_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Model> make_wordpiece(const Vocab& v) { return std::make_unique<WordPiece>(v); }
+
+}  // namespace embed::tok

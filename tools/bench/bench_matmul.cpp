@@ -1,0 +1,76 @@
+// Kernel lab for the CPU matmul: GFLOP/s of y = x . w^T on the shapes of real models, per weight
+// dtype and thread count (median of repetitions after a warm-up). Not a test.
+//   embed-bench-matmul [threads] [reps]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <vector>
+
+#include "engine/backend.h"
+#include "gguf/fp16.h"
+
+using namespace embed;
+
+namespace {
+
+std::vector<uint8_t> weights(DType t, int64_t n, int64_t k) {
+  std::mt19937 rng(1);
+  std::vector<uint8_t> w(dtype_row_bytes(t, k) * n);
+  for (auto& b : w) b = static_cast<uint8_t>(rng());
+  if (t == DType::F32)
+    for (size_t i = 0; i < w.size() / 4; i++) reinterpret_cast<float*>(w.data())[i] = (rng() % 1000) / 1000.0f;
+  if (t == DType::F16 || t == DType::BF16)
+    for (size_t i = 0; i < w.size() / 2; i++) reinterpret_cast<uint16_t*>(w.data())[i] = f32_to_f16((rng() % 1000) / 1000.0f);
+  if (t == DType::Q8_0 || t == DType::Q4_0 || t == DType::Q5_0)
+    for (size_t b = 0; b < w.size(); b += dtype_row_bytes(t, 32)) *reinterpret_cast<uint16_t*>(&w[b]) = f32_to_f16(0.01f);
+  if (t == DType::Q4_K || t == DType::Q5_K)
+    for (size_t b = 0; b < w.size(); b += dtype_row_bytes(t, 256)) {
+      *reinterpret_cast<uint16_t*>(&w[b]) = f32_to_f16(0.01f);
+      *reinterpret_cast<uint16_t*>(&w[b + 2]) = f32_to_f16(0.01f);
+    }
+  if (t == DType::Q6_K)
+    for (size_t b = 0; b < w.size(); b += 210) *reinterpret_cast<uint16_t*>(&w[b + 208]) = f32_to_f16(0.01f);
+  return w;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int threads = argc > 1 ? std::atoi(argv[1]) : 2;
+  const int reps = argc > 2 ? std::atoi(argv[2]) : 7;
+  BackendOptions o;
+  o.threads = threads;
+  auto b = create_backend(o);
+  struct Shape {
+    const char* what;
+    int64_t m, n, k;
+  };
+  const Shape shapes[] = {{"minilm qkvo", 512, 384, 384}, {"minilm ffn_up", 512, 1536, 384}, {"minilm ffn_down", 512, 384, 1536},
+                          {"minilm short", 16, 384, 384},  {"gemma ffn_up", 512, 2048, 640},   {"gemma ffn_down", 512, 640, 2048}};
+  std::printf("%-16s %-6s %6s %6s %6s %10s\n", "shape", "dtype", "m", "n", "k", "GFLOP/s");
+  for (const Shape& s : shapes)
+    for (DType t : {DType::F32, DType::F16, DType::Q8_0, DType::Q4_K, DType::Q5_0, DType::Q6_K}) {
+      if (s.k % dtype_block_elems(t)) continue;
+      std::vector<uint8_t> w = weights(t, s.n, s.k);
+      std::vector<float> x(static_cast<size_t>(s.m * s.k), 0.5f), y(static_cast<size_t>(s.m * s.n));
+      MatmulArgs a;
+      a.x = Tensor{x.data(), DType::F32, Device::Cpu, s.m, s.k};
+      a.w = b->load_weight(Tensor{w.data(), t, Device::Cpu, s.n, s.k}, WeightUse::Matmul);
+      a.y = Tensor{y.data(), DType::F32, Device::Cpu, s.m, s.n};
+      b->matmul(a);
+      std::vector<double> times;
+      for (int r = 0; r < reps; r++) {
+        const auto t0 = std::chrono::steady_clock::now();
+        b->matmul(a);
+        times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      }
+      b->release_weight(a.w);
+      std::sort(times.begin(), times.end());
+      const double flops = 2.0 * s.m * s.n * s.k;
+      std::printf("%-16s %-6s %6lld %6lld %6lld %10.1f\n", s.what, dtype_name(t), static_cast<long long>(s.m),
+                  static_cast<long long>(s.n), static_cast<long long>(s.k), flops / times[times.size() / 2] / 1e9);
+    }
+  return 0;
+}

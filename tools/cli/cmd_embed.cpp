@@ -1,0 +1,167 @@
+// `embed [MODEL] INPUT`: one vector per input line, in order, in the chosen format. A thin layer
+// over the public API: reading lines, mapping errors to line numbers, progress, output.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+
+#include "engine/api.h"
+#include "tokenizer/tokenizer.h"
+#include "tools/cli/commands.h"
+#include "tools/cli/input.h"
+#include "tools/cli/output.h"
+#include "tools/cli/presets.h"
+
+namespace embed::cli {
+namespace {
+
+struct FileCloser {
+  void operator()(std::FILE* f) const {
+    if (f && f != stdout) std::fclose(f);
+  }
+};
+
+std::unique_ptr<std::FILE, FileCloser> open_output(const std::string& path, bool binary) {
+  if (path.empty() || path == "-") {
+    if (binary && isatty(fileno(stdout)))
+      fail(ErrorKind::InvalidArgument, "refusing to write binary npy to a terminal: use --out FILE or redirect stdout");
+    return std::unique_ptr<std::FILE, FileCloser>(stdout);
+  }
+  std::FILE* f = std::fopen(path.c_str(), binary ? "wb" : "w");
+  if (!f) fail(ErrorKind::Io, path + ": cannot create the output file");
+  return std::unique_ptr<std::FILE, FileCloser>(f);
+}
+
+// "\r[=====>     ] 120/500 texts  85.3 texts/s  ETA 4s" on stderr.
+class Progress {
+ public:
+  explicit Progress(bool on) : on_(on), start_(std::chrono::steady_clock::now()) {}
+  void update(size_t done, size_t total) {
+    if (!on_ || total == 0) return;
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    const double rate = secs > 0 ? done / secs : 0;
+    const int width = 30, filled = static_cast<int>(width * done / total);
+    std::string bar(static_cast<size_t>(filled), '=');
+    if (filled < width) bar += '>' + std::string(static_cast<size_t>(width - filled - 1), ' ');
+    const double eta = rate > 0 ? (total - done) / rate : 0;
+    std::fprintf(stderr, "\r[%s] %zu/%zu texts  %.1f texts/s  ETA %.0fs ", bar.c_str(), done, total, rate, eta);
+    if (done == total) std::fprintf(stderr, "\n");
+    std::fflush(stderr);
+  }
+
+ private:
+  bool on_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+[[noreturn]] void fail_at_line(const Status& s, const InputLines& in, const std::string& input) {
+  std::string msg = s.message;
+  if (s.index >= 0 && static_cast<size_t>(s.index) < in.line_numbers.size())
+    msg = (input == "-" ? std::string("stdin") : input) + ": line " + std::to_string(in.line_numbers[s.index]) + ": " + msg;
+  if (msg.find("tokens, more than the limit") != std::string::npos)
+    msg += " (use --truncate to cut long lines, or --max-tokens to change the limit)";
+  fail(s.kind, msg);
+}
+
+}  // namespace
+
+bool is_gguf_file(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return false;
+  char magic[4] = {};
+  const bool ok = std::fread(magic, 1, 4, f) == 4 && std::string(magic, 4) == "GGUF";
+  std::fclose(f);
+  return ok;
+}
+
+std::string resolve_model(const std::string& model) {
+  if (!model.empty() && model != "default") return model;
+  if (const char* env = std::getenv("EMBED_MODEL"); env && *env) return env;
+  const char* cache = std::getenv("EMBED_CACHE");
+  const char* home = std::getenv("HOME");
+  const std::string dir = cache && *cache ? std::string(cache) : std::string(home ? home : ".") + "/.cache/embed";
+  const std::string path = dir + "/models/all-MiniLM-L6-v2-f16.gguf";
+  if (!is_gguf_file(path))
+    fail(ErrorKind::Io, "no model given and the default model is not installed at " + path +
+                            ": run `tools/models.sh default` once, or pass a GGUF file");
+  return path;
+}
+
+int run_embed(const EmbedCommand& o) {
+  Format fmt = Format::Jsonl;
+  if (!o.format.empty() && !parse_format(o.format, &fmt))
+    fail(ErrorKind::InvalidArgument, "unknown --format '" + o.format + "' (json, jsonl, csv, npy, raw)");
+  EmbedOptions eo;
+  if (!o.pooling.empty()) {
+    Pooling p;
+    if (!parse_pooling(o.pooling, &p)) fail(ErrorKind::InvalidArgument, "unknown --pooling '" + o.pooling + "' (none, mean, cls, last, rank)");
+    eo.pooling = p;
+  }
+  if (o.dims < 0) fail(ErrorKind::InvalidArgument, "--dims must be a positive number of dimensions");
+  if (o.normalize < -1) fail(ErrorKind::InvalidArgument, "--normalize must be -1 (none), 0 (max-abs), 1, 2 or a p > 2");
+  if (!o.prefix.empty() && !o.prompt.empty()) fail(ErrorKind::InvalidArgument, "give either --prefix or --prompt, not both");
+  eo.normalize = o.normalize;
+  eo.dims = o.dims;
+  eo.prefix = o.prompt.empty() ? o.prefix : preset_prefix(o.prompt);
+  eo.max_tokens = o.max_tokens;
+  eo.truncate = o.truncate;
+  eo.batch_tokens = o.batch_tokens;
+  eo.exclude_special = o.exclude_special;
+
+  const InputLines in = read_lines(o.input, o.skip_empty);
+  if (!in.skipped.empty()) {
+    std::string list;
+    for (size_t i = 0; i < in.skipped.size() && i < 20; i++) list += (i ? ", " : "") + std::to_string(in.skipped[i]);
+    std::fprintf(stderr, "embed: skipped %zu empty line(s): %s%s\n", in.skipped.size(), list.c_str(), in.skipped.size() > 20 ? ", ..." : "");
+  }
+  if (in.texts.empty()) fail(ErrorKind::InvalidArgument, (o.input == "-" ? std::string("stdin") : o.input) + ": no text to embed");
+
+  ModelOptions mo;
+  mo.threads = o.threads;
+  if (o.device == "cuda") mo.device = Device::Cuda;
+  else if (o.device != "cpu") fail(ErrorKind::InvalidArgument, "unknown --device '" + o.device + "' (cpu, cuda)");
+  auto model = Model::load(resolve_model(o.model), mo);
+  if (!model) fail(model.error().kind, model.error().message);
+  Context ctx(model.value(), o.threads);
+
+  if (o.verbose) {
+    const tok::Tokenizer& tk = model.value()->tokenizer();
+    for (size_t i = 0; i < in.texts.size(); i++) {
+      const tok::Encoding e = tk.encode(eo.prefix + in.texts[i]);
+      std::string pieces;
+      for (size_t k = 0; k < e.ids.size() && k < 64; k++) pieces += (k ? " " : "") + std::string(tk.piece(e.ids[k]));
+      std::fprintf(stderr, "line %zu: %zu tokens: %s%s\n", in.line_numbers[i], e.ids.size(), pieces.c_str(), e.ids.size() > 64 ? " ..." : "");
+    }
+  }
+  Progress progress(o.progress || isatty(fileno(stderr)));
+  eo.progress = [&](size_t done, size_t total) { progress.update(done, total); };
+  auto result = ctx.embed(in.texts, eo);
+  if (!result) fail_at_line(result.error(), in, o.input);
+  const Embeddings& e = result.value();
+  for (const std::string& w : e.warnings) std::fprintf(stderr, "embed: warning: %s\n", w.c_str());
+
+  OutputMeta meta;
+  meta.model = model.value()->describe().path;
+  for (size_t n : in.line_numbers) meta.indices.push_back(n - 1);
+  for (int32_t n : e.n_tokens) meta.total_tokens += n;
+  const bool per_token = !e.row_offsets.empty();
+  if (o.similarity) {
+    if (per_token) fail(ErrorKind::InvalidArgument, "--similarity needs pooled vectors, not --pooling none");
+    auto out = open_output(o.out, fmt == Format::Npy);
+    const std::vector<float> sim = cosine_matrix(e);
+    if (o.format.empty()) write_similarity_table(out.get(), sim, e.rows, in.texts);
+    else write_similarity(out.get(), fmt, sim, e.rows, in.texts);
+    return kExitOk;
+  }
+  if (per_token && fmt != Format::Json && fmt != Format::Jsonl)
+    fail(ErrorKind::InvalidArgument, "--pooling none gives one vector per token; only --format json or jsonl can hold that");
+  auto out = open_output(o.out, fmt == Format::Npy);
+  if (per_token) write_token_embeddings(out.get(), fmt, e, meta);
+  else write_embeddings(out.get(), fmt, e, meta);
+  if (std::fflush(out.get()) != 0) fail(ErrorKind::Io, "cannot write the output");
+  return kExitOk;
+}
+
+}  // namespace embed::cli

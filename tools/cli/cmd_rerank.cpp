@@ -1,0 +1,62 @@
+// `embed rerank MODEL --query Q DOCS.txt`: one score per document line, printed best first.
+#include <algorithm>
+#include <cstdio>
+#include <numeric>
+
+#include "engine/api.h"
+#include "tools/cli/commands.h"
+#include "tools/cli/input.h"
+#include "tools/cli/output.h"
+
+namespace embed::cli {
+
+int run_rerank(const RerankCommand& o) {
+  if (o.query.empty()) fail(ErrorKind::InvalidArgument, "--query must not be empty");
+  if (o.top_n < 0) fail(ErrorKind::InvalidArgument, "--top-n must be positive");
+  if (!o.format.empty() && o.format != "json" && o.format != "jsonl" && o.format != "text")
+    fail(ErrorKind::InvalidArgument, "unknown --format '" + o.format + "' for rerank (text, json, jsonl)");
+  const InputLines in = read_lines(o.documents, o.skip_empty);
+  if (in.texts.empty()) fail(ErrorKind::InvalidArgument, o.documents + ": no documents to rank");
+  ModelOptions mo;
+  mo.threads = o.threads;
+  if (o.device == "cuda") mo.device = Device::Cuda;
+  else if (o.device != "cpu") fail(ErrorKind::InvalidArgument, "unknown --device '" + o.device + "' (cpu, cuda)");
+  auto model = Model::load(resolve_model(o.model), mo);
+  if (!model) fail(model.error().kind, model.error().message);
+  Context ctx(model.value(), o.threads);
+  RerankOptions ro;
+  ro.max_tokens = o.max_tokens;
+  auto scores = ctx.rerank(o.query, in.texts, ro);
+  if (!scores) {
+    const Status& s = scores.error();
+    if (s.index >= 0) fail(s.kind, "line " + std::to_string(in.line_numbers[s.index]) + ": " + s.message);
+    fail(s.kind, s.message);
+  }
+  const std::vector<float>& sc = scores.value();
+  std::vector<size_t> order(sc.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return sc[a] > sc[b]; });
+  if (o.top_n > 0 && static_cast<size_t>(o.top_n) < order.size()) order.resize(static_cast<size_t>(o.top_n));
+  std::string s;
+  if (o.format == "json") s += "{\"object\":\"list\",\"results\":[";
+  if (o.format.empty() || o.format == "text") s += "rank  score       index  document\n";
+  for (size_t r = 0; r < order.size(); r++) {
+    const size_t i = order[r];
+    const size_t index = in.line_numbers[i] - 1;
+    if (o.format == "json" || o.format == "jsonl") {
+      std::string doc;
+      for (char c : in.texts[i]) doc += c == '"' ? std::string("\\\"") : c == '\\' ? std::string("\\\\") : c == '\t' ? std::string("\\t") : std::string(1, c);
+      s += std::string(o.format == "json" && r ? "," : "") + "{\"index\":" + std::to_string(index) + ",\"relevance_score\":" +
+           format_float(sc[i]) + ",\"document\":\"" + doc + "\"}" + (o.format == "jsonl" ? "\n" : "");
+    } else {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%-5zu %-11.6g %-6zu ", r + 1, sc[i], index);
+      s += buf + in.texts[i] + "\n";
+    }
+  }
+  if (o.format == "json") s += "]}\n";
+  if (std::fwrite(s.data(), 1, s.size(), stdout) != s.size()) fail(ErrorKind::Io, "cannot write the output");
+  return kExitOk;
+}
+
+}  // namespace embed::cli

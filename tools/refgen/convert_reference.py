@@ -1,0 +1,247 @@
+#!/usr/bin/env python3
+# Runs llama.cpp's own converter (convert_hf_to_gguf.py from the llama-cpp-python==0.3.36 sdist)
+# on the converter test folders and MiniLM, and writes what `embed convert` must produce as
+# tests/convert/fixtures/expected/<case>-<type>.json; with --embed BIN it also diffs BIN's output.
+"""Reference expectations for `embed convert`.
+
+Usage:  $(tools/refgen/setup_venv.sh) tools/refgen/convert_reference.py [--embed build/tools/embed] [--cases ...]
+
+For each case and type (f32, f16, bf16, q8_0) llama.cpp's converter writes a GGUF; the JSON keeps
+its model metadata (general.architecture/type/file_type/quantization_version/size_label and every
+`<arch>.*` key), its tokenizer scalars, and per tensor: ggml type, ne, byte count, the first 68
+bytes and a 64-bit checksum of all bytes (see wsum64). Deliberate differences of `embed convert`
+are applied to the expectation and listed in the JSON under "deviations":
+  * --type q8_0 keeps token_embd in f16 (llama.cpp quantizes it);
+  * a BERT classifier also gets `cls` from pooler.dense (llama.cpp drops the pooler, so its RANK
+    head skips the tanh dense layer HF applies) and pooling_type RANK;
+  * general.name and the model-card keys (general.license, datasets, tags, ...) are not compared.
+Those replacement tensors are encoded here with gguf-py (gguf.quants), independently of embed.
+"""
+import argparse
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import tarfile
+import tempfile
+
+import numpy as np
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "tests" / "convert" / "fixtures"
+EXPECTED = FIXTURES / "expected"
+CACHE = pathlib.Path(os.environ.get("EMBED_CACHE", pathlib.Path.home() / ".cache" / "embed"))
+SDIST_VERSION = "0.3.36"
+TYPES = ("f32", "f16", "bf16", "q8_0")
+CASES = ("minilm", "bert-cls-tiny", "qwen2-tiny", "qwen3-embedding-tiny", "qwen3-reranker-tiny", "llama-tiny")
+MODEL_GENERAL_KEYS = ("general.architecture", "general.type", "general.file_type", "general.quantization_version",
+                      "general.size_label")
+
+# Runs convert_hf_to_gguf.main() with the vendored gguf-py first on the path. The tiny folders'
+# cut vocabularies are unknown to llama.cpp's pre-tokenizer hash table, so an unrecognised hash
+# falls back to the family's name (tokenizer keys are the tokenizer library's concern).
+DRIVER = r"""
+import os, sys
+vendor = sys.argv[1]
+sys.path.insert(0, os.path.join(vendor, "gguf-py"))
+sys.path.insert(0, vendor)
+import conversion.base as base
+orig = base.TextModel.get_vocab_base_pre
+def get_vocab_base_pre(self, tokenizer):
+    try:
+        return orig(self, tokenizer)
+    except NotImplementedError:
+        return os.environ["EMBED_REF_PRE_FALLBACK"]
+base.TextModel.get_vocab_base_pre = get_vocab_base_pre
+sys.argv = ["convert_hf_to_gguf.py"] + sys.argv[2:]
+import convert_hf_to_gguf
+convert_hf_to_gguf.main()
+"""
+
+
+def vendor_dir():
+    base = CACHE / "sdist" / f"llama_cpp_python-{SDIST_VERSION}" / "vendor" / "llama.cpp"
+    if not (base / "convert_hf_to_gguf.py").is_file():
+        (CACHE / "sdist").mkdir(parents=True, exist_ok=True)
+        tgz = CACHE / "sdist" / f"llama_cpp_python-{SDIST_VERSION}.tar.gz"
+        if not tgz.is_file():
+            subprocess.check_call([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
+                                   "-d", str(CACHE / "sdist"), f"llama-cpp-python=={SDIST_VERSION}"])
+        prefix = f"llama_cpp_python-{SDIST_VERSION}/vendor/llama.cpp/"
+        with tarfile.open(tgz) as t:
+            members = [m for m in t.getmembers() if m.name.startswith(prefix + "convert_hf_to_gguf.py")
+                       or m.name.startswith(prefix + "gguf-py/") or m.name.startswith(prefix + "conversion/")]
+            t.extractall(CACHE / "sdist", members=members)
+    return base
+
+
+def case_dir(case):
+    if case == "minilm":
+        return pathlib.Path(subprocess.check_output([str(ROOT / "tools" / "models.sh"), "minilm"], text=True).strip())
+    return FIXTURES / case
+
+
+def wsum64(data: bytes) -> int:
+    """Checksum shared with tests/convert: sum over 8-byte little-endian words w_i (zero-padded) of
+    (w_i xor i*0x9E3779B97F4A7C15) * (2i+1) mod 2^64, plus the byte length. The odd multiplier
+    makes every single-word change visible."""
+    pad = (-len(data)) % 8
+    w = np.frombuffer(data + b"\0" * pad, dtype="<u8")
+    i = np.arange(len(w), dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        terms = (w ^ (i * np.uint64(0x9E3779B97F4A7C15))) * (np.uint64(2) * i + np.uint64(1))
+        return int((terms.sum(dtype=np.uint64) + np.uint64(len(data))) & np.uint64(0xFFFFFFFFFFFFFFFF))
+
+
+def tensor_entry(qtype_name, ne, raw: bytes):
+    return {"type": qtype_name, "ne": [int(x) for x in ne], "nbytes": len(raw), "head": raw[:68].hex(),
+            "wsum64": f"{wsum64(raw):016x}"}
+
+
+def field_value(field):
+    import gguf
+    v = field.contents()
+    if isinstance(v, float):
+        return float(np.float32(v))
+    return v
+
+
+def read_gguf(path):
+    import gguf
+    r = gguf.GGUFReader(path)
+    arch = r.fields["general.architecture"].contents()
+    meta, tok, tok_arrays = {}, {}, {}
+    for key, field in r.fields.items():
+        if key.startswith("GGUF."):
+            continue
+        if key.startswith("tokenizer."):
+            if field.types and field.types[0] == gguf.GGUFValueType.ARRAY and not key.startswith("tokenizer.chat_templates"):
+                tok_arrays[key] = len(field.data)
+            else:
+                tok[key] = field_value(field)
+        elif key in MODEL_GENERAL_KEYS or key.startswith(arch + "."):
+            meta[key] = field_value(field)
+    tensors = {}
+    for t in r.tensors:
+        tensors[t.name] = tensor_entry(t.tensor_type.name, [int(x) for x in t.shape], bytes(t.data.tobytes()))
+    return arch, meta, tok, tok_arrays, tensors
+
+
+def encode_like_gguf_py(values: np.ndarray, qname: str):
+    """values in torch order (out, in): (ggml type name, raw bytes) as gguf-py writes them."""
+    import gguf
+    q = getattr(gguf.GGMLQuantizationType, qname)
+    data = gguf.quants.quantize(values.astype(np.float32), q)
+    return np.ascontiguousarray(data).tobytes()
+
+
+def weight_type(requested, ne0):
+    if requested == "q8_0":
+        return "Q8_0" if ne0 % 32 == 0 else "F16"
+    return requested.upper()
+
+
+def apply_deviations(case, folder, gtype, meta, tensors, arch):
+    from safetensors.torch import load_file as torch_load
+    import gguf
+    load_file = lambda path: {k: v.float().numpy() for k, v in torch_load(path).items()}
+    notes = []
+    weights = None
+    if gtype == "q8_0" and "token_embd.weight" in tensors:
+        weights = weights or load_file(str(folder / "model.safetensors"))
+        key = next(k for k in weights if k.endswith("embed_tokens.weight") or k.endswith("word_embeddings.weight"))
+        emb = weights[key].astype(np.float32)
+        tensors["token_embd.weight"] = tensor_entry("F16", emb.shape[::-1], encode_like_gguf_py(emb, "F16"))
+        notes.append("token_embd.weight stays F16 under --type q8_0")
+    cfg = json.loads((folder / "config.json").read_text())
+    if arch == "bert" and cfg["architectures"][0] == "BertForSequenceClassification":
+        weights = weights or load_file(str(folder / "model.safetensors"))
+        w = weights["bert.pooler.dense.weight"].astype(np.float32)
+        b = weights["bert.pooler.dense.bias"].astype(np.float32)
+        qname = weight_type(gtype, w.shape[1])
+        tensors["cls.weight"] = tensor_entry(qname, w.shape[::-1], encode_like_gguf_py(w, qname))
+        tensors["cls.bias"] = tensor_entry("F32", b.shape, encode_like_gguf_py(b, "F32"))
+        meta["bert.pooling_type"] = 4
+        notes.append("cls.weight/cls.bias from bert.pooler.dense and pooling_type RANK for the classifier head")
+    if notes:
+        n_params = sum(int(np.prod(t["ne"])) for t in tensors.values())
+        meta["general.size_label"] = gguf.size_label(n_params, 0, 0, 0)
+    return notes
+
+
+def run_reference(vendor, folder, gtype, out):
+    tok = json.loads((folder / "tokenizer.json").read_text())
+    env = dict(os.environ, HF_HUB_OFFLINE="1",
+               EMBED_REF_PRE_FALLBACK="qwen2" if tok["model"]["type"] == "BPE" else "jina-v2-en")
+    subprocess.run([sys.executable, "-c", DRIVER, str(vendor), str(folder), "--outfile", str(out), "--outtype", gtype],
+                   check=True, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def compare(expected, embed_bin, folder, gtype, tmp):
+    out = pathlib.Path(tmp) / "embed.gguf"
+    subprocess.run([embed_bin, "convert", str(folder), str(out), "--type", gtype], check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, meta, tok, tok_arrays, tensors = read_gguf(str(out))
+    problems = []
+    # Tokenizer keys: every key llama.cpp writes must be there with its value (arrays: length).
+    for k, v in expected["tokenizer"].items():
+        if tok.get(k) != v:
+            problems.append(f"tokenizer key {k}: expected {str(v)[:60]!r}, embed wrote {str(tok.get(k))[:60]!r}")
+    for k, n in expected["tokenizer_array_lengths"].items():
+        if tok_arrays.get(k) != n:
+            problems.append(f"tokenizer array {k}: expected {n} entries, embed wrote {tok_arrays.get(k)}")
+    for k in (tok.keys() - expected["tokenizer"].keys()) | (tok_arrays.keys() - expected["tokenizer_array_lengths"].keys()):
+        problems.append(f"tokenizer key {k}: embed wrote it, llama.cpp does not")
+    for k, v in expected["metadata"].items():
+        if meta.get(k) != v:
+            problems.append(f"key {k}: expected {v!r}, embed wrote {meta.get(k)!r}")
+    for k in meta.keys() - expected["metadata"].keys():
+        problems.append(f"key {k}: embed wrote {meta[k]!r}, llama.cpp does not")
+    for name, t in expected["tensors"].items():
+        got = tensors.get(name)
+        if got is None:
+            problems.append(f"tensor {name}: missing")
+        elif got != t:
+            diff = [f for f in ("type", "ne", "nbytes", "wsum64") if got[f] != t[f]]
+            problems.append(f"tensor {name}: {', '.join(f'{f} {t[f]} vs {got[f]}' for f in diff)}")
+    for name in tensors.keys() - expected["tensors"].keys():
+        problems.append(f"tensor {name}: embed wrote it, not expected")
+    return problems
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--embed", help="embed binary to diff against the expectations")
+    ap.add_argument("--cases", nargs="*", default=list(CASES))
+    ap.add_argument("--types", nargs="*", default=list(TYPES))
+    args = ap.parse_args()
+    vendor = vendor_dir()
+    sys.path.insert(0, str(vendor / "gguf-py"))  # the same gguf-py the reference converter runs with
+    EXPECTED.mkdir(parents=True, exist_ok=True)
+    failures = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for case in args.cases:
+            folder = case_dir(case)
+            for gtype in args.types:
+                ref = pathlib.Path(tmp) / f"{case}-{gtype}.gguf"
+                run_reference(vendor, folder, gtype, ref)
+                arch, meta, tok, tok_arrays, tensors = read_gguf(str(ref))
+                deviations = apply_deviations(case, folder, gtype, meta, tensors, arch)
+                expected = {"case": case, "type": gtype, "source": f"llama-cpp-python=={SDIST_VERSION} convert_hf_to_gguf.py",
+                            "deviations": deviations, "metadata": meta, "tokenizer": tok,
+                            "tokenizer_array_lengths": tok_arrays, "tensors": dict(sorted(tensors.items()))}
+                (EXPECTED / f"{case}-{gtype}.json").write_text(json.dumps(expected, indent=1, sort_keys=True) + "\n")
+                line = f"{case:22s} {gtype:5s} {len(tensors):4d} tensors, {len(meta):2d} model keys"
+                if args.embed:
+                    problems = compare(expected, args.embed, folder, gtype, tmp)
+                    failures += bool(problems)
+                    line += "  embed: " + ("identical" if not problems else f"{len(problems)} differences")
+                    for p in problems[:20]:
+                        line += "\n    " + p
+                print(line, flush=True)
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
