@@ -234,6 +234,12 @@ struct BackendOptions {
   int threads = 0;           // CPU: worker threads, 0 = hardware concurrency
   bool force_scalar = false; // CPU: use the scalar reference kernels (tests, CPUs without AVX2)
   int cuda_device = 0;
+  // CUDA precision. false: the tensor cores do the matmuls (f16/bf16 weights as they are,
+  // quantized ones decoded to f16 once at load, activations rounded to the weight's type) and
+  // attention (q, k, v, probabilities in f16), accumulating in f32. true: every weight is widened
+  // to f32 at load and everything is computed in f32, like the CPU (slower, more memory; the
+  // kernel tests' tolerances assume it).
+  bool cuda_f32_math = false;
 };
 
 // engine/backend_registry.cpp: the only place that knows which backends were compiled in.

@@ -4,11 +4,40 @@
 #include <sstream>
 
 #include "cpu/cpu_features.h"
+#if defined(EMBED_TEST_DEVICE_CUDA_EMULATED)
+#include "cuda/cuda_backend.h"
+#endif
 
 namespace embed::test {
 
+// One executable per subject, built from the same test sources (tests/CMakeLists.txt):
+// - default: the CPU fast path;
+// - EMBED_TEST_DEVICE_CUDA: the CUDA backend only, or nothing (with a warning) without a device;
+// - EMBED_TEST_DEVICE_CUDA_EMULATED: the CUDA backend's kernels run by the CPU emulator.
+// CUDA computes everything in f32 here (cuda_f32_math): these tests' tolerances are f32 ones; the
+// tensor-core paths have their own tests (tests/cuda/).
 std::vector<BackendUnderTest> backends_under_test(int cpu_threads) {
   std::vector<BackendUnderTest> out;
+#if defined(EMBED_TEST_DEVICE_CUDA)
+  (void)cpu_threads;
+  std::string why;
+  if (!backend_available(Device::Cuda, &why)) {
+    static bool warned = false;
+    if (!warned) WARN("no CUDA device: skipped (" << why << ")");
+    warned = true;
+    return out;
+  }
+  BackendOptions o;
+  o.device = Device::Cuda;
+  o.cuda_f32_math = true;
+  out.push_back({"cuda", create_backend(o)});
+#elif defined(EMBED_TEST_DEVICE_CUDA_EMULATED)
+  (void)cpu_threads;
+  BackendOptions o;
+  o.device = Device::Cuda;
+  o.cuda_f32_math = true;
+  out.push_back({"cuda-emulated", cuda::create_cuda_backend(o)});
+#else
   if (cpu::cpu_features().has_fast_path()) {
     BackendOptions o;
     o.threads = cpu_threads;
@@ -16,12 +45,25 @@ std::vector<BackendUnderTest> backends_under_test(int cpu_threads) {
   } else {
     WARN("CPU has no AVX2/FMA/F16C: only the scalar path exists, nothing to compare");
   }
-  if (backend_available(Device::Cuda)) {
-    BackendOptions o;
-    o.device = Device::Cuda;
-    out.push_back({"cuda", create_backend(o)});
-  }
+#endif
   return out;
+}
+
+std::unique_ptr<Backend> tensor_core_backend() {
+  BackendOptions o;
+  o.device = Device::Cuda;
+#if defined(EMBED_TEST_DEVICE_CUDA_EMULATED)
+  return cuda::create_cuda_backend(o);
+#elif defined(EMBED_TEST_DEVICE_CUDA)
+  std::string why;
+  if (!backend_available(Device::Cuda, &why)) {
+    WARN("no CUDA device: skipped (" << why << ")");
+    return nullptr;
+  }
+  return create_backend(o);
+#else
+  return nullptr;
+#endif
 }
 
 Tensor DeviceArena::upload_bytes(const void* data, size_t bytes, DType dtype, int64_t rows, int64_t cols) {

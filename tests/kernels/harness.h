@@ -36,9 +36,14 @@ struct BackendUnderTest {
   std::unique_ptr<Backend> backend;
 };
 
-// Every backend this build can run here: the CPU fast path (when the CPU has AVX2/FMA/F16C) and
-// CUDA (when compiled in and a device is present). The scalar path is the oracle, not a subject.
+// The backends this test executable checks: the CPU fast path (when the CPU has AVX2/FMA/F16C),
+// or in the CUDA executables the CUDA backend (when a device is present) or its CPU emulation;
+// see harness.cpp. The scalar path is the oracle, not a subject.
 std::vector<BackendUnderTest> backends_under_test(int cpu_threads = 2);
+
+// In the CUDA executables, the CUDA backend in its default (tensor-core) mode for tests with
+// 16-bit tolerances; nullptr (with a warning) where there is no device, and in the CPU executable.
+std::unique_ptr<Backend> tensor_core_backend();
 
 // Copies host bytes into backend memory and keeps the allocation alive for the test.
 class DeviceArena {

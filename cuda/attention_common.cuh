@@ -1,0 +1,48 @@
+// What the two attention kernels share (attention.cu: f32; attention_tc.cu: tensor cores): the
+// kernel parameters, the visibility rule of AttentionArgs, and the range of keys a tile of
+// queries can see, aligned down to a key-tile boundary counted from the sequence start (so a
+// sequence's output never depends on what it is packed with).
+#pragma once
+
+#include "cuda/device.cuh"
+#include "engine/backend.h"
+
+namespace embed::cuda {
+
+struct AttentionParams {
+  const float* q;
+  const float* k;
+  const float* v;
+  float* out;
+  const int32_t* cu_seqlens;
+  int64_t q_stride, kv_stride;  // out has q's stride
+  int group, d_head;            // group = n_heads / n_kv_heads
+  float scale;
+  bool causal;
+  int window_left, window_right;
+  const unsigned* absmax;  // tensor-core kernel: bits of max|q|, max|k|, max|v| (device)
+};
+
+inline AttentionParams attention_params(const AttentionArgs& a, const unsigned* absmax) {
+  return AttentionParams{a.q.ptr<const float>(), a.k.ptr<const float>(), a.v.ptr<const float>(), a.out.ptr<float>(),
+                         a.cu_seqlens, a.q.cols, a.k.cols, a.n_heads / a.n_kv_heads, a.d_head, a.scale, a.causal,
+                         a.window_left, a.window_right, absmax};
+}
+
+__device__ __forceinline__ bool visible(const AttentionParams& p, int qi, int kj) {
+  return (!p.causal || kj <= qi) && (p.window_left < 0 || qi - kj <= p.window_left) &&
+         (p.window_right < 0 || kj - qi <= p.window_right);
+}
+
+// Keys [*begin, *end) that queries [q_first, q_last] can see; *begin is a multiple of key_tile.
+__device__ __forceinline__ void key_range(const AttentionParams& p, int q_first, int q_last, int len, int key_tile,
+                                          int* begin, int* end) {
+  int b = p.window_left >= 0 ? std::max(0, q_first - p.window_left) : 0;
+  int e = len;
+  if (p.causal) e = std::min(e, q_last + 1);
+  if (p.window_right >= 0) e = std::min(e, q_last + p.window_right + 1);
+  *begin = b / key_tile * key_tile;
+  *end = e;
+}
+
+}  // namespace embed::cuda
