@@ -58,6 +58,26 @@ void matmul_packed(const MatmulArgs& a, const PackedWeight& pw, ThreadPool& pool
   });
 }
 
+// In-register transpose of 8 rows of 8 floats.
+inline void transpose8x8(__m256 r[8]) {
+  const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+  const __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+  const __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+  const __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+  const __m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+  const __m256 s2 = _mm256_shuffle_ps(t1, t3, 0x44), s3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+  const __m256 s4 = _mm256_shuffle_ps(t4, t6, 0x44), s5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+  const __m256 s6 = _mm256_shuffle_ps(t5, t7, 0x44), s7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+  r[0] = _mm256_permute2f128_ps(s0, s4, 0x20);
+  r[1] = _mm256_permute2f128_ps(s1, s5, 0x20);
+  r[2] = _mm256_permute2f128_ps(s2, s6, 0x20);
+  r[3] = _mm256_permute2f128_ps(s3, s7, 0x20);
+  r[4] = _mm256_permute2f128_ps(s0, s4, 0x31);
+  r[5] = _mm256_permute2f128_ps(s1, s5, 0x31);
+  r[6] = _mm256_permute2f128_ps(s2, s6, 0x31);
+  r[7] = _mm256_permute2f128_ps(s3, s7, 0x31);
+}
+
 // Decodes weight rows [j0, j0 + 16) x [k0, k0 + kc) and stores them transposed as panel[kc][16];
 // rows past n are zero.
 void pack_panel(const Tensor& w, int64_t j0, int64_t k0, int64_t kc, float* panel, float* tmp) {
@@ -68,7 +88,17 @@ void pack_panel(const Tensor& w, int64_t j0, int64_t k0, int64_t kc, float* pane
     if (j0 + r < n) decode_row_segment(w.dtype, static_cast<const char*>(w.data) + (j0 + r) * rb, k0, kc, dst);
     else std::fill(dst, dst + kc, 0.0f);
   }
-  for (int64_t p = 0; p < kc; p++)
+  // Transpose tmp[16][kc] into panel[kc][16] in 8x8 tiles (kc is a multiple of 8 except for
+  // unquantized weights, whose tail goes element by element).
+  int64_t p = 0;
+  for (; p + 8 <= kc; p += 8)
+    for (int half = 0; half < 2; half++) {
+      __m256 r[8];
+      for (int i = 0; i < 8; i++) r[i] = _mm256_loadu_ps(tmp + (8 * half + i) * kc + p);
+      transpose8x8(r);
+      for (int i = 0; i < 8; i++) _mm256_storeu_ps(panel + (p + i) * kNR + 8 * half, r[i]);
+    }
+  for (; p < kc; p++)
     for (int r = 0; r < kNR; r++) panel[p * kNR + r] = tmp[r * kc + p];
 }
 

@@ -11,7 +11,9 @@ std::shared_ptr<LoadedModel> LoadedModel::load(const std::string& path, const Ba
   if (!m->file_->has("general.architecture"))
     fail(ErrorKind::Format, path + ": missing metadata key 'general.architecture' (is this a model file?)");
   m->backend_options_ = backend;
-  m->backend_ = create_backend(backend);
+  BackendOptions loader = backend;
+  loader.threads = 1;  // this instance only loads weights; contexts run with their own backends
+  m->backend_ = create_backend(loader);
   m->weights_ = std::make_unique<WeightLoader>(*m->file_, *m->backend_);
   m->arch_ = create_architecture(*m->file_, *m->weights_);
   if (const gguf::TensorInfo* t = m->file_->find_tensor("token_types.weight")) m->n_token_types_ = t->ne[1];
