@@ -114,10 +114,15 @@ def st_run(model, args, pythons):
 
 def run_json(argv, threads):
     env = dict(os.environ, HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false", OMP_NUM_THREADS=str(threads))
+    t0 = time.time()
     p = subprocess.run(argv, capture_output=True, text=True, env=env)
     if p.returncode != 0:
         raise SystemExit(f"failed ({p.returncode}): {' '.join(argv)}\n{p.stderr[-3000:]}")
-    return json.loads(p.stdout.strip().splitlines()[-1])
+    result = json.loads(p.stdout.strip().splitlines()[-1])
+    result["process_wall_s"] = time.time() - t0
+    with open("/proc/loadavg") as f:
+        result["loadavg_1min_after"] = float(f.read().split()[0])
+    return result
 
 
 # ---- one group: the engines of one model family on one workload and thread count ----
@@ -144,7 +149,8 @@ def run_group(tmp, family, workload, threads, args, pythons):
             results[(engine, model_name)].append(r)
             print(f"  rep {rep + 1}/{args.reps} {engine:22s} {model_name:12s} {workload:7s} t={threads}: "
                   f"{r['batch']['tokens_per_s']:9.1f} tok/s" +
-                  (f", p50 {r['latency']['p50_ms']:.2f} ms" if "latency" in r else ""), file=sys.stderr, flush=True)
+                  (f", p50 {r['latency']['p50_ms']:.2f} ms" if "latency" in r else "") +
+                  f" ({r['process_wall_s']:.1f} s)", file=sys.stderr, flush=True)
     return results
 
 
