@@ -150,6 +150,8 @@ TEST_CASE("embed bench errors: bad numbers, missing or empty input, unknown pool
       {kModel + " " + write_input("empty.txt", "\n\n"), 3, "no text to embed"},
       {"/nonexistent/model.gguf " + in, 4, "/nonexistent/model.gguf"},
       {kModel + " " + in + " --max-tokens 4", 3, "use --truncate"},
+      {kModel + " " + in + " --warmup-input /nonexistent/warm.txt", 4, "/nonexistent/warm.txt"},
+      {kModel + " " + in + " --warmup-input " + write_input("warm-empty.txt", "\n"), 3, "no text for the warm-up call"},
   };
   for (const Case& c : cases) {
     const Run r = run(c.args);
@@ -157,6 +159,7 @@ TEST_CASE("embed bench errors: bad numbers, missing or empty input, unknown pool
     CHECK(r.code == c.code);
     CHECK(r.err.find(c.message) != std::string::npos);
   }
-  // The same too-long text with --truncate runs.
+  // The same too-long text with --truncate runs; so does a separate warm-up file.
   CHECK(run(kModel + " " + in + " --max-tokens 4 --truncate --repeat 1 --latency 1").code == 0);
+  CHECK(run(kModel + " " + in + " --warmup-input " + write_input("warm.txt", "Hi.\n") + " --repeat 1 --latency 0").code == 0);
 }

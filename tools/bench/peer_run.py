@@ -26,6 +26,11 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 POOLING = {"none": 0, "mean": 1, "cls": 2, "last": 3}
 
 
+def read_texts(path):
+    with open(path, encoding="utf-8") as f:
+        return [line.rstrip("\n") for line in f if line.strip()]
+
+
 def rss_mib():
     with open("/proc/self/status") as f:
         for line in f:
@@ -114,10 +119,10 @@ class SentenceTransformersEngine:
         return self.model.encode(texts, convert_to_numpy=True)
 
 
-def time_passes(engine, texts, repeat, warmup):
+def time_passes(engine, texts, repeat, warm, warmup):
     tokens = engine.count_tokens(texts)  # untimed
     t0 = time.perf_counter()
-    engine.embed(texts[:warmup] if warmup > 0 else texts)
+    engine.embed(warm[:warmup] if warmup > 0 else warm)
     first = time.perf_counter() - t0
     passes = []
     for _ in range(repeat):
@@ -161,15 +166,16 @@ def main():
     ap.add_argument("--batch-tokens", type=int, default=4096, help="llama: n_ctx = n_batch = n_ubatch")
     ap.add_argument("--repeat", type=int, default=1, help="timed passes over all texts")
     ap.add_argument("--warmup", type=int, default=0, help="texts in the untimed warm-up call (0: all)")
+    ap.add_argument("--warmup-input", help="texts for the warm-up call instead of --input")
     ap.add_argument("--latency", type=int, default=0)
     args = ap.parse_args()
-    with open(args.input, encoding="utf-8") as f:
-        texts = [line.rstrip("\n") for line in f if line.strip()]
+    texts = read_texts(args.input)
+    warm = read_texts(args.warmup_input) if args.warmup_input else texts
     t0 = time.perf_counter()
     engine = LlamaEngine(args) if args.engine == "llama" else SentenceTransformersEngine(args)
     startup_s = time.perf_counter() - t0 - engine.load_s  # imports
     rss_load = rss_mib()
-    tokens, first, passes = time_passes(engine, texts, args.repeat, args.warmup)
+    tokens, first, passes = time_passes(engine, texts, args.repeat, warm, args.warmup)
     med = statistics.median(passes)
     result = {"engine": args.engine, "version": engine.version, "isa": engine.isa, "model": args.model or args.hf_folder,
               "input": args.input, "threads": args.threads, "pooling": args.pooling, "texts": len(texts), "tokens": tokens,

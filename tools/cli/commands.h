@@ -64,6 +64,7 @@ struct BenchCommand {
   std::string pooling;        // empty: the model's
   int repeat = 3;             // timed passes over the whole input, after one warm-up call
   int warmup = 0;             // texts in the warm-up call (0: all of them)
+  std::string warmup_input;   // texts for the warm-up call instead of the input
   double min_seconds = 0;     // more passes until this much time has been spent
   int latency = 100;          // the first N texts embedded one at a time (0: no latency run)
   bool json = false;

@@ -203,6 +203,7 @@ int bench_main(int argc, char** argv) {
   app.add_option("--pooling", o.pooling, "none, mean, cls, last, rank (default: the model's)");
   app.add_option("--repeat", o.repeat, "Timed passes over the whole input, after one warm-up call")->capture_default_str();
   app.add_option("--warmup", o.warmup, "Texts in the untimed warm-up call (default: all)");
+  app.add_option("--warmup-input", o.warmup_input, "Texts for the warm-up call instead of the input (e.g. a few short ones)");
   app.add_option("--min-seconds", o.min_seconds, "Keep repeating passes until this many seconds have passed")->capture_default_str();
   app.add_option("--latency", o.latency, "Embed the first N texts one at a time for p50/p99 latency (0: skip)")->capture_default_str();
   app.add_flag("--json", o.json, "One JSON object on stdout instead of the text report");
