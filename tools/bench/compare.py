@@ -7,8 +7,8 @@ shared and noisy, so the result is the median over repetitions of the paired rat
 embed / peer, not the absolute figures. Prints markdown tables (the compact summary last) and
 writes every run's JSON to --out.
 
-Usage (after cmake --build build; the two venvs are created on first use, ~20 minutes of builds):
-  python3 tools/bench/compare.py                       # the whole suite (< 20 minutes)
+Usage (after cmake --build build; the two venvs are built on first use, ~25 minutes once):
+  python3 tools/bench/compare.py                       # the whole suite (~20 minutes on 2 cores)
   python3 tools/bench/compare.py --models minilm-f32 --workloads stsb --threads 1 --reps 2
 """
 import argparse
