@@ -7,7 +7,8 @@ each engine has its own threads, memory and RSS.
 Engines:
   llama  llama.cpp through llama-cpp-python: the same GGUF, embedding mode, the given pooling,
          L2-normalized; all texts packed into decode calls of up to --batch-tokens tokens and 256
-         sequences (as Llama.embed does), texts cut to --max-tokens tokens.
+         sequences (as Llama.embed does), texts cut to --max-tokens tokens keeping a trailing
+         [SEP] (as HF and embed cut).
   st     sentence-transformers on PyTorch CPU (torch.set_num_threads), the HF folder, encode()
          with its default batch_size 32 and the model's own Normalize module; max_seq_length =
          --max-tokens.
@@ -62,6 +63,9 @@ class LlamaEngine:
         if self.llm.pooling_type() != POOLING[args.pooling]:
             raise SystemExit(f"llama.cpp pooling {self.llm.pooling_type()} != {args.pooling}")
         self.n_embd = self.llm.n_embd()
+        # Special tokens the tokenizer appends after the text ([SEP] for BERT, none for gemma):
+        # kept when a text is cut, as HF and embed cut.
+        self.tail = self.llm.tokenize(b"", add_bos=True, special=False)[1:]
         self.n_seq_max = self.llm.context_params.n_seq_max
         info = llama_cpp.llama_print_system_info().decode()
         self.isa = ",".join(k for k in ("AVX2", "F16C", "FMA", "AVX512", "AVX512_VBMI", "AVX512_VNNI", "AVX512_BF16", "AMX_INT8")
@@ -69,7 +73,10 @@ class LlamaEngine:
         self.version = f"llama-cpp-python {llama_cpp.__version__}"
 
     def tokenize(self, text):
-        return self.llm.tokenize(text.encode("utf-8"), add_bos=True, special=False)[: self.max_tokens]
+        ids = self.llm.tokenize(text.encode("utf-8"), add_bos=True, special=False)
+        if len(ids) > self.max_tokens:
+            ids = ids[: self.max_tokens - len(self.tail)] + self.tail
+        return ids
 
     def _decode(self, seqs, out):
         llm = self.llm
