@@ -53,6 +53,25 @@ int run_rerank(const RerankCommand& o);
 std::string resolve_model(const std::string& model);
 bool is_gguf_file(const std::string& path);
 
+// `embed bench`: load time, batch throughput, single-text latency and peak RSS of Context::embed.
+struct BenchCommand {
+  std::string model;          // path, or "default"
+  std::string input;          // one text per line (empty lines are left out), or "-"
+  int threads = 0;            // 0: all cores
+  int64_t batch_tokens = 0;   // 0: the library's default
+  int64_t max_tokens = 0;
+  bool truncate = false;
+  std::string pooling;        // empty: the model's
+  int repeat = 3;             // timed passes over the whole input, after one warm-up call
+  int warmup = 0;             // texts in the warm-up call (0: all of them)
+  std::string warmup_input;   // texts for the warm-up call instead of the input
+  double min_seconds = 0;     // more passes until this much time has been spent
+  int latency = 100;          // the first N texts embedded one at a time (0: no latency run)
+  bool json = false;
+  std::string device = "cpu";
+};
+int run_bench(const BenchCommand& o);
+
 struct InfoOptions {
   std::string model;
   bool all_tensors = false;

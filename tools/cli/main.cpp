@@ -1,5 +1,5 @@
 // Entry point of the `embed` command. `embed [MODEL] INPUT [flags]` embeds; `embed SUBCOMMAND
-// ...` runs info, tokenize, rerank, convert. Flags are parsed by CLI11; an unknown flag is an
+// ...` runs info, tokenize, rerank, convert, bench. Flags are parsed by CLI11; an unknown flag is an
 // error that suggests the nearest known one. Errors print "embed: error: ..." on stderr and exit
 // with the codes of commands.h (documented in docs/cli.md).
 #include <CLI/CLI.hpp>
@@ -105,7 +105,7 @@ int parse(CLI::App& app, int argc, char** argv) {
 
 int embed_main(int argc, char** argv) {
   CLI::App app{"embed: text embeddings from GGUF models. One vector per input line, in order.", "embed"};
-  app.footer("Subcommands: embed info | tokenize | rerank | convert  (embed SUBCOMMAND --help)\n\n" + presets_help() +
+  app.footer("Subcommands: embed info | tokenize | rerank | convert | bench  (embed SUBCOMMAND --help)\n\n" + presets_help() +
              "\nExit codes: 0 ok, 1 engine failure, 2 usage error, 3 bad input data, 4 file error.");
   EmbedCommand o;
   std::vector<std::string> positional;
@@ -190,6 +190,28 @@ int tokenize_main(int argc, char** argv) {
   return run_tokenize(o);
 }
 
+int bench_main(int argc, char** argv) {
+  CLI::App app{"Measure embedding speed: model load time, batch texts/s and tokens/s, single-text p50/p99 latency, peak RSS",
+               "embed bench"};
+  BenchCommand o;
+  app.add_option("model", o.model, "Model file (GGUF), or 'default'")->required();
+  app.add_option("input", o.input, "Texts, one per line (- for stdin)")->required();
+  app.add_option("-t,--threads", o.threads, "CPU threads (default: all cores)");
+  app.add_option("--batch-tokens", o.batch_tokens, "Tokens per forward pass (default 4096)");
+  app.add_option("--max-tokens", o.max_tokens, "Token limit per text (default: the model's context length)");
+  app.add_flag("--truncate", o.truncate, "Cut texts longer than the limit instead of failing");
+  app.add_option("--pooling", o.pooling, "none, mean, cls, last, rank (default: the model's)");
+  app.add_option("--repeat", o.repeat, "Timed passes over the whole input, after one warm-up call")->capture_default_str();
+  app.add_option("--warmup", o.warmup, "Texts in the untimed warm-up call (default: all)");
+  app.add_option("--warmup-input", o.warmup_input, "Texts for the warm-up call instead of the input (e.g. a few short ones)");
+  app.add_option("--min-seconds", o.min_seconds, "Keep repeating passes until this many seconds have passed")->capture_default_str();
+  app.add_option("--latency", o.latency, "Embed the first N texts one at a time for p50/p99 latency (0: skip)")->capture_default_str();
+  app.add_flag("--json", o.json, "One JSON object on stdout instead of the text report");
+  app.add_option("--device", o.device, "cpu (default) or cuda");
+  if (const int rc = parse(app, argc, argv); rc >= 0) return rc;
+  return run_bench(o);
+}
+
 struct Subcommand {
   const char* name;
   int (*main)(int, char**);
@@ -200,6 +222,7 @@ const Subcommand kSubcommands[] = {
     {"rerank", rerank_main},
     {"tokenize", tokenize_main},
     {"convert", convert_main},
+    {"bench", bench_main},
 };
 
 }  // namespace
