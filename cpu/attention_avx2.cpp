@@ -2,131 +2,26 @@
 // S = Q . K^T with the keys transposed once per task into kT[d_head][len], then an exact softmax
 // per query over its visible range (causal / window limits give a contiguous range; entries
 // outside it become 0), then O = P . V with V read in place. Both products use the register-tile
-// micro-kernel of the matmul. One task = (sequence, kv head[, block of 32 queries]), so the work for
-// a query depends only on its own sequence: outputs are batch invariant (extra zero terms added
-// for the other queries of a tile leave a float sum unchanged).
-#include <algorithm>
-#include <cmath>
-#include <cstring>
-#include <vector>
-
+// micro-kernel of the matmul. One task = (sequence, kv head[, block of 32 queries]), so the work
+// for a query depends only on its own sequence: outputs are batch invariant (extra zero terms
+// added for the other queries of a tile leave a float sum unchanged). The algorithm is in
+// attention_impl.h, shared with the AVX-512 file.
+#include "cpu/attention_impl.h"
 #include "cpu/gemm_kernel_avx2.h"
-#include "cpu/kernels.h"
-#include "cpu/ref/ref.h"
 
 namespace embed::cpu::avx2 {
 namespace {
 
-constexpr int kQueryBlock = 32;
-
-struct Task {
-  int seq, kv_head, q0, q1;  // queries [q0, q1) relative to the sequence start
+struct Tile {
+  static constexpr int kNR = avx2::kNR;
+  static void run(int mr, int64_t kc, const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc,
+                  int n_valid) {
+    kKernels<LoadF32>[mr](kc, a, lda, b, ldb, c, ldc, n_valid);
+  }
 };
-
-// Visible keys [lo, hi) of query i in a sequence of `len` tokens.
-inline void visible_range(const AttentionArgs& a, int i, int len, int* lo, int* hi) {
-  *lo = 0;
-  *hi = a.causal ? i + 1 : len;
-  if (a.window_left >= 0) *lo = std::max(*lo, i - a.window_left);
-  if (a.window_right >= 0) *hi = std::min(*hi, i + a.window_right + 1);
-}
-
-// p[0, n) = exp(scale * s - max) over [lo, hi), 0 elsewhere; returns the sum (8 lanes, then scalar).
-float softmax_row(float* s, int n, int lo, int hi, float scale) {
-  const __m256 vs = _mm256_set1_ps(scale);
-  __m256 vmax = _mm256_set1_ps(-INFINITY);
-  int m = lo;
-  for (; m + 8 <= hi; m += 8) vmax = _mm256_max_ps(vmax, _mm256_mul_ps(_mm256_loadu_ps(s + m), vs));
-  float mx = hmax(vmax);
-  for (; m < hi; m++) mx = std::max(mx, s[m] * scale);
-  std::fill(s, s + lo, 0.0f);
-  std::fill(s + hi, s + n, 0.0f);
-  const __m256 vm = _mm256_set1_ps(mx);
-  __m256 acc = _mm256_setzero_ps();
-  int j = lo;
-  for (; j + 8 <= hi; j += 8) {
-    const __m256 e = exp_ps(_mm256_fmsub_ps(_mm256_loadu_ps(s + j), vs, vm));
-    _mm256_storeu_ps(s + j, e);
-    acc = _mm256_add_ps(acc, e);
-  }
-  float sum = hsum(acc);
-  if (j < hi) {  // tail through the same vector exp
-    const __m256i mask = tail_mask(hi - j);
-    const __m256 e = exp_ps(_mm256_fmsub_ps(_mm256_maskload_ps(s + j, mask), vs, vm));
-    alignas(32) float buf[8];
-    _mm256_store_ps(buf, e);
-    for (int t = 0; t < hi - j; t++) {
-      s[j + t] = buf[t];
-      sum += buf[t];
-    }
-  }
-  return sum;
-}
-
-// One tile of mr queries [i0, i0 + mr) of head h.
-void attend_tile(const AttentionArgs& a, const Task& t, int h, int i0, int mr, const float* kt, int ld, float* scores) {
-  const int d = a.d_head;
-  const int begin = a.cu_seqlens_host[t.seq], len = a.cu_seqlens_host[t.seq + 1] - begin;
-  int lo[kMR], hi[kMR], kmax = 0;
-  for (int r = 0; r < mr; r++) {
-    visible_range(a, i0 + r, len, &lo[r], &hi[r]);
-    kmax = std::max(kmax, hi[r]);
-  }
-  // S[mr][kmax] = Q[mr][d] . kT[d][kmax]
-  const float* q = a.q.ptr<const float>() + static_cast<int64_t>(begin + i0) * a.q.cols + h * d;
-  std::memset(scores, 0, sizeof(float) * static_cast<size_t>(mr) * ld);
-  for (int j0 = 0; j0 < kmax; j0 += kNR)
-    kKernels<LoadF32>[mr](d, q, a.q.cols, kt + j0, ld, scores + j0, ld, std::min(kNR, kmax - j0));
-  float inv[kMR];
-  for (int r = 0; r < mr; r++) inv[r] = 1.0f / softmax_row(scores + r * ld, kmax, lo[r], hi[r], a.scale);
-  // O[mr][d] = P[mr][kmax] . V[kmax][d], then each row scaled by 1 / its softmax sum.
-  float* o = a.out.ptr<float>() + static_cast<int64_t>(begin + i0) * a.out.cols + h * d;
-  const float* v = a.v.ptr<const float>() + static_cast<int64_t>(begin) * a.v.cols + t.kv_head * d;
-  for (int r = 0; r < mr; r++) std::memset(o + r * a.out.cols, 0, sizeof(float) * d);
-  for (int c0 = 0; c0 < d; c0 += kNR)
-    kKernels<LoadF32>[mr](kmax, scores, ld, v + c0, a.v.cols, o + c0, a.out.cols, std::min(kNR, d - c0));
-  for (int r = 0; r < mr; r++) {
-    const __m256 iv = _mm256_set1_ps(inv[r]);
-    for (int c = 0; c < d; c += 8) _mm256_storeu_ps(o + r * a.out.cols + c, _mm256_mul_ps(_mm256_loadu_ps(o + r * a.out.cols + c), iv));
-  }
-}
 
 }  // namespace
 
-void attention(const AttentionArgs& a, ThreadPool& pool) {
-  const int group = a.n_heads / a.n_kv_heads;
-  const int d = a.d_head;
-  // The tiles read 16 values of a head at a time; other head sizes (none in the supported
-  // models: 16, 32, 64, 128, 256) take the scalar reference.
-  if (d % kNR != 0) return ref::attention(a);
-  // Whole sequences per task (the keys are transposed once per sequence and kv head) unless
-  // there are too few (sequence, kv head) pairs to keep the threads busy.
-  const bool split = static_cast<int64_t>(a.n_seqs) * a.n_kv_heads < 4 * pool.size();
-  std::vector<Task> tasks;
-  for (int s = 0; s < a.n_seqs; s++) {
-    const int len = a.cu_seqlens_host[s + 1] - a.cu_seqlens_host[s];
-    const int block = split ? kQueryBlock : len;
-    for (int kvh = 0; kvh < a.n_kv_heads; kvh++)
-      for (int q0 = 0; q0 < len; q0 += block) tasks.push_back({s, kvh, q0, std::min(len, q0 + block)});
-  }
-  pool.run(static_cast<int64_t>(tasks.size()), [&](int64_t ti) {
-    const Task& t = tasks[static_cast<size_t>(ti)];
-    const int begin = a.cu_seqlens_host[t.seq];
-    const int len = a.cu_seqlens_host[t.seq + 1] - begin;
-    // Keys any query of the block can see: [0, kend) (window starts are handled per query).
-    const int kend = a.causal ? t.q1 : len;
-    const int ld = (kend + kNR - 1) / kNR * kNR;  // padded so 16-wide tiles never leave the rows
-    thread_local std::vector<float> kt, scores;
-    kt.assign(static_cast<size_t>(d) * ld, 0.0f);
-    scores.resize(static_cast<size_t>(kMR) * ld);
-    for (int j = 0; j < kend; j++) {
-      const float* k = a.k.ptr<const float>() + static_cast<int64_t>(begin + j) * a.k.cols + t.kv_head * d;
-      for (int c = 0; c < d; c++) kt[static_cast<size_t>(c) * ld + j] = k[c];
-    }
-    for (int h = t.kv_head * group; h < (t.kv_head + 1) * group; h++)
-      for (int i0 = t.q0; i0 < t.q1; i0 += kMR)
-        attend_tile(a, t, h, i0, std::min(kMR, t.q1 - i0), kt.data(), ld, scores.data());
-  });
-}
+void attention(const AttentionArgs& a, ThreadPool& pool) { attention_detail::attention<Tile>(a, pool); }
 
 }  // namespace embed::cpu::avx2

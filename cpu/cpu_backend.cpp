@@ -16,7 +16,8 @@
 namespace embed::cpu {
 
 CpuBackend::CpuBackend(const BackendOptions& options)
-    : fast_(!options.force_scalar && cpu_features().has_fast_path()) {
+    : fast_(!options.force_scalar && cpu_features().has_fast_path()),
+      avx512_(fast_ && !options.cpu_no_avx512 && cpu_features().has_avx512()) {
   static bool warned = false;
   if (!fast_ && !options.force_scalar && !warned) {
     warned = true;
@@ -29,7 +30,7 @@ CpuBackend::CpuBackend(const BackendOptions& options)
 }
 
 std::string CpuBackend::name() const {
-  return std::string("cpu (") + (fast_ ? "avx2" : "scalar") + ", " + std::to_string(pool_->size()) + " threads)";
+ return std::string("cpu (") + (avx512_ ? "avx512" : fast_ ? "avx2" : "scalar") + ", " + std::to_string(pool_->size()) + " threads)";
 }
 
 void* CpuBackend::alloc(size_t bytes) {
@@ -76,11 +77,18 @@ bool CpuBackend::supports(Op op, DType dtype) const {
 }
 
 void CpuBackend::gather(const GatherArgs& a) { fast_ ? avx2::gather(a, *pool_) : ref::gather(a); }
-void CpuBackend::matmul(const MatmulArgs& a) { fast_ ? avx2::matmul(a, *pool_) : ref::matmul(a); }
+void CpuBackend::matmul(const MatmulArgs& a) {
+  if (avx512_ && a.w.packed) return avx512::matmul_packed(a, *static_cast<const PackedWeight*>(a.w.packed), *pool_);
+  if (avx512_) return avx2::matmul_decoded(a, *pool_, avx512::run_panels);
+  fast_ ? avx2::matmul(a, *pool_) : ref::matmul(a);
+}
 void CpuBackend::layer_norm(const LayerNormArgs& a) { fast_ ? avx2::layer_norm(a, *pool_) : ref::layer_norm(a); }
 void CpuBackend::rms_norm(const RmsNormArgs& a) { fast_ ? avx2::rms_norm(a, *pool_) : ref::rms_norm(a); }
 void CpuBackend::rope(const RopeArgs& a) { rope_fast(a, *pool_); }
-void CpuBackend::attention(const AttentionArgs& a) { fast_ ? avx2::attention(a, *pool_) : ref::attention(a); }
+void CpuBackend::attention(const AttentionArgs& a) {
+  if (avx512_) return avx512::attention(a, *pool_);
+  fast_ ? avx2::attention(a, *pool_) : ref::attention(a);
+}
 void CpuBackend::activation(const ActivationArgs& a) { fast_ ? avx2::activation(a, *pool_) : ref::activation(a); }
 void CpuBackend::glu(const GluArgs& a) { fast_ ? avx2::glu(a, *pool_) : ref::glu(a); }
 void CpuBackend::add(const AddArgs& a) { fast_ ? avx2::add(a, *pool_) : ref::add(a); }

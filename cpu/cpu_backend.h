@@ -1,5 +1,6 @@
 // The CPU implementation of Backend: host memory, a thread pool, and per-op kernels that use
-// AVX2/FMA/F16C when the CPU has them and the scalar reference (cpu/ref/) otherwise.
+// AVX2/FMA/F16C when the CPU has them (AVX-512 for the GEMM tiles when it has that too) and the
+// scalar reference (cpu/ref/) otherwise.
 #pragma once
 
 #include <memory>
@@ -47,7 +48,8 @@ class CpuBackend final : public Backend {
   ThreadPool& threads() { return *pool_; }
 
  private:
-  bool fast_;
+  bool fast_;    // AVX2/FMA/F16C kernels
+  bool avx512_;  // AVX-512 matmul (packed weights) and attention on top
   std::unique_ptr<ThreadPool> pool_;
   std::mutex packed_mutex_;
   std::vector<std::unique_ptr<PackedWeight>> packed_;

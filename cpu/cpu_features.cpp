@@ -8,6 +8,7 @@ std::string CpuFeatures::describe() const {
   s += avx2 ? "avx2 " : "no-avx2 ";
   s += fma ? "fma " : "no-fma ";
   s += f16c ? "f16c" : "no-f16c";
+  s += avx512f ? " avx512f" : "";
   return s;
 }
 
@@ -19,6 +20,7 @@ const CpuFeatures& cpu_features() {
     c.avx2 = __builtin_cpu_supports("avx2");
     c.fma = __builtin_cpu_supports("fma");
     c.f16c = __builtin_cpu_supports("f16c");
+    c.avx512f = __builtin_cpu_supports("avx512f");
 #endif
     return c;
   }();

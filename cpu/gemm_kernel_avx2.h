@@ -12,6 +12,10 @@
 #include "cpu/simd_avx2.h"
 
 namespace embed::cpu::avx2 {
+// Internal linkage on purpose: these inline functions are compiled with different ISA flags in
+// different files (AVX2, AVX-512); external linkage would let the linker keep one copy for all,
+// which could put AVX-512 instructions on the AVX2 path.
+namespace {
 
 constexpr int kMR = 6;
 constexpr int kNR = 16;
@@ -88,4 +92,5 @@ constexpr KernelFn kKernels[kMR + 1] = {nullptr,
                                         micro_kernel<1, Load>, micro_kernel<2, Load>, micro_kernel<3, Load>,
                                         micro_kernel<4, Load>, micro_kernel<5, Load>, micro_kernel<6, Load>};
 
+}  // namespace
 }  // namespace embed::cpu::avx2

@@ -9,6 +9,12 @@ namespace embed::cpu::avx2 {
 
 void gather(const GatherArgs& a, ThreadPool& pool);
 void matmul(const MatmulArgs& a, ThreadPool& pool);
+// The matmul for weights without a packed copy (quantized): each task decodes its weight rows into
+// f32 panels of 16 rows x 256 k per k-block and hands them to `run`, which multiplies panels
+// [p0, p1) (the AVX2 16-wide kernel, or the AVX-512 32-wide one).
+using PanelRunner = void (*)(const MatmulArgs& a, int64_t k0, int64_t kc, const float* panels, int64_t panel_floats,
+                             int64_t p0, int64_t p1);
+void matmul_decoded(const MatmulArgs& a, ThreadPool& pool, PanelRunner run);
 void layer_norm(const LayerNormArgs& a, ThreadPool& pool);
 void rms_norm(const RmsNormArgs& a, ThreadPool& pool);
 void attention(const AttentionArgs& a, ThreadPool& pool);
@@ -24,6 +30,17 @@ void softmax(const SoftmaxArgs& a, ThreadPool& pool);
 void decode_row_segment(DType t, const void* row, int64_t k0, int64_t n, float* out);
 
 }  // namespace embed::cpu::avx2
+
+// AVX-512 versions (cpu/*_avx512.cpp, compiled with -mavx512f; used when the CPU has it).
+namespace embed::cpu {
+struct PackedWeight;
+}
+namespace embed::cpu::avx512 {
+void matmul_packed(const MatmulArgs& a, const PackedWeight& pw, ThreadPool& pool);
+// avx2::matmul_decoded's panel runner with the 32-wide tile.
+void run_panels(const MatmulArgs& a, int64_t k0, int64_t kc, const float* panels, int64_t panel_floats, int64_t p0, int64_t p1);
+void attention(const AttentionArgs& a, ThreadPool& pool);
+}  // namespace embed::cpu::avx512
 
 namespace embed::cpu {
 // Portable kernels cheap enough not to need SIMD (tables do the work).

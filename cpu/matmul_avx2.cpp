@@ -111,7 +111,42 @@ struct Scratch {
   }
 };
 
+// Runs the 16-wide kernel over panels [p0, p1) decoded for one k-block.
+void run_panels_avx2(const MatmulArgs& a, int64_t k0, int64_t kc, const float* panels, int64_t panel_floats, int64_t p0,
+                     int64_t p1) {
+  const int64_t m = a.x.rows, k = a.x.cols, n = a.w.rows;
+  const float* x = a.x.ptr<const float>();
+  float* y = a.y.ptr<float>();
+  for (int64_t i = 0; i < m; i += kMR) {
+    const int mr = static_cast<int>(std::min<int64_t>(kMR, m - i));
+    for (int64_t p = p0; p < p1; p++) {
+      const int nv = static_cast<int>(std::min<int64_t>(kNR, n - p * kNR));
+      kKernels<LoadF32>[mr](kc, x + i * k + k0, k, panels + (p - p0) * panel_floats, kNR, y + i * n + p * kNR, n, nv);
+    }
+  }
+}
+
 }  // namespace
+
+void matmul_decoded(const MatmulArgs& a, ThreadPool& pool, PanelRunner run) {
+  const int64_t m = a.x.rows, k = a.x.cols, n = a.w.rows;
+  const int64_t n_panels = (n + kNR - 1) / kNR;
+  const int64_t per_task = std::clamp<int64_t>((n_panels + pool.size() - 1) / pool.size(), 1, kMaxPanels);
+  const int64_t n_tasks = (n_panels + per_task - 1) / per_task;
+  pool.run(n_tasks, [&](int64_t task) {
+    thread_local Scratch scratch;
+    const int64_t p0 = task * per_task, p1 = std::min(n_panels, p0 + per_task);
+    init_output(a, 0, m, p0 * kNR, std::min(n, p1 * kNR));
+    const int64_t panel_floats = kKC * kNR;
+    float* panels = scratch.aligned_panels(static_cast<size_t>((p1 - p0) * panel_floats));
+    scratch.tmp.resize(static_cast<size_t>(kKC * kNR));
+    for (int64_t k0 = 0; k0 < k; k0 += kKC) {
+      const int64_t kc = std::min(kKC, k - k0);
+      for (int64_t p = p0; p < p1; p++) pack_panel(a.w, p * kNR, k0, kc, panels + (p - p0) * panel_floats, scratch.tmp.data());
+      run(a, k0, kc, panels, panel_floats, p0, p1);
+    }
+  });
+}
 
 void matmul(const MatmulArgs& a, ThreadPool& pool) {
   if (a.w.packed) {
@@ -122,34 +157,7 @@ void matmul(const MatmulArgs& a, ThreadPool& pool) {
       default: return matmul_packed<LoadF32>(a, pw, pool);
     }
   }
-  const int64_t m = a.x.rows, k = a.x.cols, n = a.w.rows;
-  const float* x = a.x.ptr<const float>();
-  float* y = a.y.ptr<float>();
-  const int64_t n_panels = (n + kNR - 1) / kNR;
-  const int64_t per_task = std::clamp<int64_t>((n_panels + pool.size() - 1) / pool.size(), 1, kMaxPanels);
-  const int64_t n_tasks = (n_panels + per_task - 1) / per_task;
-
-  pool.run(n_tasks, [&](int64_t task) {
-    thread_local Scratch scratch;
-    const int64_t p0 = task * per_task, p1 = std::min(n_panels, p0 + per_task);
-    const int64_t j0 = p0 * kNR, j1 = std::min(n, p1 * kNR);
-    init_output(a, 0, m, j0, j1);
-    const int64_t panel_floats = kKC * kNR;
-    float* panels = scratch.aligned_panels(static_cast<size_t>((p1 - p0) * panel_floats));
-    scratch.tmp.resize(static_cast<size_t>(kKC * kNR));
-    for (int64_t k0 = 0; k0 < k; k0 += kKC) {
-      const int64_t kc = std::min(kKC, k - k0);
-      for (int64_t p = p0; p < p1; p++) pack_panel(a.w, p * kNR, k0, kc, panels + (p - p0) * panel_floats, scratch.tmp.data());
-      for (int64_t i = 0; i < m; i += kMR) {
-        const int mr = static_cast<int>(std::min<int64_t>(kMR, m - i));
-        for (int64_t p = p0; p < p1; p++) {
-          const int64_t j = p * kNR;
-          const int nv = static_cast<int>(std::min<int64_t>(kNR, n - j));
-          kKernels<LoadF32>[mr](kc, x + i * k + k0, k, panels + (p - p0) * panel_floats, kNR, y + i * n + j, n, nv);
-        }
-      }
-    }
-  });
+  matmul_decoded(a, pool, run_panels_avx2);
 }
 
 }  // namespace embed::cpu::avx2

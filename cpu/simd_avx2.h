@@ -7,6 +7,10 @@
 #include <cstdint>
 
 namespace embed::cpu::avx2 {
+// Internal linkage on purpose: these inline functions are compiled with different ISA flags in
+// different files (AVX2, AVX-512); external linkage would let the linker keep one copy for all,
+// which could put AVX-512 instructions on the AVX2 path.
+namespace {
 
 inline float hsum(__m256 v) {
   __m128 lo = _mm256_castps256_ps128(v), hi = _mm256_extractf128_ps(v, 1);
@@ -122,4 +126,5 @@ inline __m256 erf_ps(__m256 x) {
   return _mm256_or_ps(_mm256_blendv_ps(large, small, use_small), sign);
 }
 
+}  // namespace
 }  // namespace embed::cpu::avx2

@@ -233,6 +233,7 @@ struct BackendOptions {
   Device device = Device::Cpu;
   int threads = 0;           // CPU: worker threads, 0 = hardware concurrency
   bool force_scalar = false; // CPU: use the scalar reference kernels (tests, CPUs without AVX2)
+  bool cpu_no_avx512 = false; // CPU: stay on the AVX2 kernels even where AVX-512 exists (tests)
   int cuda_device = 0;
   // CUDA precision. false: the tensor cores do the matmuls (f16/bf16 weights as they are,
   // quantized ones decoded to f16 once at load, activations rounded to the weight's type) and

@@ -39,9 +39,15 @@ std::vector<BackendUnderTest> backends_under_test(int cpu_threads) {
   out.push_back({"cuda-emulated", cuda::create_cuda_backend(o)});
 #else
   if (cpu::cpu_features().has_fast_path()) {
+    // The AVX2 kernels always; the AVX-512 ones too where the CPU has them.
     BackendOptions o;
     o.threads = cpu_threads;
+    o.cpu_no_avx512 = true;
     out.push_back({"cpu-avx2", create_backend(o)});
+    if (cpu::cpu_features().has_avx512()) {
+      o.cpu_no_avx512 = false;
+      out.push_back({"cpu-avx512", create_backend(o)});
+    }
   } else {
     WARN("CPU has no AVX2/FMA/F16C: only the scalar path exists, nothing to compare");
   }

@@ -1,0 +1,81 @@
+// GEMM with AVX-512 for weights packed at load (f32/f16/bf16): the tiling of matmul_avx2.cpp's
+// packed path with a 6 x 32 tile over two adjacent 16-row panels. Each output element is
+// accumulated in the same order as on the AVX2 path, so the two ISAs agree bit for bit (and rows
+// stay independent of the batch). Quantized weights are decoded per call by the AVX2 code
+// (avx2::matmul_decoded) and multiplied here by run_panels.
+#include <algorithm>
+
+#include "cpu/gemm_kernel_avx512.h"
+#include "cpu/kernels.h"
+#include "cpu/packed_weight.h"
+
+namespace embed::cpu::avx512 {
+namespace {
+
+constexpr int64_t kKC = 256;  // k-block, as on the AVX2 path
+
+void init_output(const MatmulArgs& a, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
+  const int64_t n = a.w.rows;
+  const float* bias = a.bias.empty() ? nullptr : a.bias.ptr<const float>();
+  float* y = a.y.ptr<float>();
+  for (int64_t i = i0; i < i1; i++)
+    for (int64_t j = j0; j < j1; j++) y[i * n + j] = (a.accumulate ? y[i * n + j] : 0.0f) + (bias ? bias[j] : 0.0f);
+}
+
+template <class Load>
+void run(const MatmulArgs& a, const PackedWeight& pw, ThreadPool& pool) {
+  const int64_t m = a.x.rows, k = a.x.cols, n = a.w.rows;
+  const float* x = a.x.ptr<const float>();
+  float* y = a.y.ptr<float>();
+  constexpr int64_t kMC = 8 * kMR;
+  const int64_t m_tasks = (m + kMC - 1) / kMC;
+  const int64_t pairs = (pw.n_panels + 1) / 2;  // 32-column tiles
+  int64_t per = 2;                               // pairs per task
+  while (per > 1 && m_tasks * ((pairs + per - 1) / per) < 4 * pool.size()) per /= 2;
+  const int64_t n_tasks_n = (pairs + per - 1) / per;
+  pool.run(m_tasks * n_tasks_n, [&](int64_t task) {
+    const int64_t i0 = (task / n_tasks_n) * kMC, i1 = std::min(m, i0 + kMC);
+    const int64_t q0 = (task % n_tasks_n) * per, q1 = std::min(pairs, q0 + per);
+    init_output(a, i0, i1, q0 * kNR, std::min(n, q1 * kNR));
+    for (int64_t k0 = 0; k0 < k; k0 += kKC) {
+      const int64_t kc = std::min(kKC, k - k0);
+      for (int64_t q = q0; q < q1; q++) {
+        const int64_t p = 2 * q;
+        const int nv = static_cast<int>(std::min<int64_t>(kNR, n - q * kNR));
+        const void* b0 = pw.panel(p, k0);
+        const void* b1 = p + 1 < pw.n_panels ? pw.panel(p + 1, k0) : b0;  // masked off when absent
+        for (int64_t i = i0; i < i1; i += kMR) {
+          const int mr = static_cast<int>(std::min<int64_t>(kMR, i1 - i));
+          kKernels<Load>[mr](kc, x + i * k + k0, k, b0, b1, 16, y + i * n + q * kNR, n, nv);
+        }
+      }
+    }
+  });
+}
+
+}  // namespace
+
+void run_panels(const MatmulArgs& a, int64_t k0, int64_t kc, const float* panels, int64_t panel_floats, int64_t p0, int64_t p1) {
+  const int64_t m = a.x.rows, k = a.x.cols, n = a.w.rows;
+  const float* x = a.x.ptr<const float>();
+  float* y = a.y.ptr<float>();
+  for (int64_t i = 0; i < m; i += kMR) {
+    const int mr = static_cast<int>(std::min<int64_t>(kMR, m - i));
+    for (int64_t p = p0; p < p1; p += 2) {
+      const int nv = static_cast<int>(std::min<int64_t>(std::min<int64_t>(kNR, (p1 - p) * 16), n - p * 16));
+      const float* b0 = panels + (p - p0) * panel_floats;
+      const float* b1 = p + 1 < p1 ? b0 + panel_floats : b0;  // masked off when absent
+      kKernels<LoadF32>[mr](kc, x + i * k + k0, k, b0, b1, 16, y + i * n + p * 16, n, nv);
+    }
+  }
+}
+
+void matmul_packed(const MatmulArgs& a, const PackedWeight& pw, ThreadPool& pool) {
+  switch (pw.dtype) {
+    case DType::F16: return run<LoadF16>(a, pw, pool);
+    case DType::BF16: return run<LoadBF16>(a, pw, pool);
+    default: return run<LoadF32>(a, pw, pool);
+  }
+}
+
+}  // namespace embed::cpu::avx512
