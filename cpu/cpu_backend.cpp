@@ -2,6 +2,8 @@
 // scalar references, made once at construction from the CPU's features.
 #include "cpu/cpu_backend.h"
 
+#include <sys/mman.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -33,14 +35,41 @@ std::string CpuBackend::name() const {
  return std::string("cpu (") + (avx512_ ? "avx512" : fast_ ? "avx2" : "scalar") + ", " + std::to_string(pool_->size()) + " threads)";
 }
 
+// Buffers start 64 bytes into their allocation (cache lines, any vector load width); the 64-byte
+// header records how the block was obtained. Large buffers (the activation workspace) are mapped
+// directly, so freeing one returns its pages to the OS at once instead of leaving them in the
+// malloc heap, where a grown-and-released workspace would keep counting in the resident size.
+namespace {
+constexpr size_t kHeader = 64;
+constexpr size_t kMapFrom = size_t{1} << 20;
+struct BlockHeader {
+  size_t mapped_bytes;  // 0: from aligned_alloc
+};
+}  // namespace
+
 void* CpuBackend::alloc(size_t bytes) {
-  // 64-byte alignment: cache lines, and any vector load width.
-  void* p = std::aligned_alloc(64, (bytes + 63) & ~size_t{63});
-  if (!p) fail(ErrorKind::OutOfMemory, "cpu: cannot allocate " + std::to_string(bytes) + " bytes");
-  return p;
+  const size_t total = ((bytes + 63) & ~size_t{63}) + kHeader;
+  void* block = nullptr;
+  size_t mapped = 0;
+  if (total >= kMapFrom) {
+    block = mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (block == MAP_FAILED) block = nullptr;
+    mapped = total;
+  } else {
+    block = std::aligned_alloc(64, total);
+  }
+  if (!block) fail(ErrorKind::OutOfMemory, "cpu: cannot allocate " + std::to_string(bytes) + " bytes");
+  static_cast<BlockHeader*>(block)->mapped_bytes = mapped;
+  return static_cast<char*>(block) + kHeader;
 }
 
-void CpuBackend::free(void* p) { std::free(p); }
+void CpuBackend::free(void* p) {
+  if (!p) return;
+  void* block = static_cast<char*>(p) - kHeader;
+  const size_t mapped = static_cast<BlockHeader*>(block)->mapped_bytes;
+  if (mapped) munmap(block, mapped);
+  else std::free(block);
+}
 void CpuBackend::upload(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
 void CpuBackend::download(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
 

@@ -32,7 +32,10 @@ Tensor WeightLoader::load(const gguf::TensorInfo& t, int64_t rows, int64_t cols,
                                      b_.name() + " backend cannot use for " + op_name(op));
   Tensor host{const_cast<uint8_t*>(t.data), *dt, Device::Cpu, rows, cols};
   Tensor dev = b_.load_weight(host, use);
-  if (dev.data != host.data || dev.packed) loaded_.push_back(dev);
+  if (dev.data != host.data || dev.packed) {
+    loaded_.push_back(dev);
+    f_.release_pages(t.data, t.nbytes);  // the backend works from its own copy now
+  }
   return dev;
 }
 

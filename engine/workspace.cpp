@@ -10,8 +10,9 @@ size_t aligned(size_t n) { return (n + kAlign - 1) & ~(kAlign - 1); }
 }  // namespace
 
 void Workspace::reset() {
-  if (!spill_.empty()) {
+  if (spilled_) {
     spill_.clear();
+    spilled_ = false;
     main_ = DeviceBuffer();  // free first so the old and new buffers never coexist
     main_ = DeviceBuffer(&b_, peak_ + peak_ / 8);
   }
@@ -25,6 +26,7 @@ void* Workspace::bytes(size_t n) {
   offset_ += n;
   peak_ = std::max(peak_, offset_);
   if (offset_ <= main_.bytes()) return static_cast<char*>(main_.data()) + at;
+  spilled_ = true;
   spill_.emplace_back(&b_, n);
   return spill_.back().data();
 }

@@ -23,14 +23,18 @@ class Workspace {
   // Everything allocated while a Scope lives is released when it ends.
   class Scope {
    public:
-    explicit Scope(Workspace& ws) : ws_(ws), mark_(ws.offset_) {}
-    ~Scope() { ws_.offset_ = mark_; }
+    explicit Scope(Workspace& ws) : ws_(ws), mark_(ws.offset_), spills_(ws.spill_.size()) {}
+    ~Scope() {
+      ws_.offset_ = mark_;
+      ws_.spill_.resize(spills_);  // a pass that outgrows the buffer still frees per layer
+    }
     Scope(const Scope&) = delete;
     Scope& operator=(const Scope&) = delete;
 
    private:
     Workspace& ws_;
     size_t mark_;
+    size_t spills_;
   };
 
  private:
@@ -39,6 +43,7 @@ class Workspace {
   size_t offset_ = 0;  // virtual bump offset: what the pass would use if main_ were big enough
   size_t peak_ = 0;
   std::vector<DeviceBuffer> spill_;
+  bool spilled_ = false;  // this pass outgrew main_ (spills may already be freed by scopes)
 };
 
 }  // namespace embed

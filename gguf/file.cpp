@@ -411,8 +411,18 @@ File File::open(const std::string& path) {
   f.owner_ = std::shared_ptr<void>(map, [size](void* p) { munmap(p, size); });
   f.base_ = static_cast<const uint8_t*>(map);
   f.size_ = size;
+  f.mapped_ = true;
   f.parse();
   return f;
+}
+
+void File::release_pages(const void* p, size_t n) const {
+  const auto at = reinterpret_cast<uintptr_t>(p), base = reinterpret_cast<uintptr_t>(base_);
+  if (!mapped_ || at < base || n > size_ || at - base > size_ - n) return;
+  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t first = (at + page - 1) & ~(page - 1), last = (at + n) & ~(page - 1);
+  // Advice only: a mapping that refuses it just keeps its pages.
+  if (first < last) madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
 }
 
 File File::from_buffer(const uint8_t* data, size_t size, std::string label) {

@@ -91,6 +91,11 @@ class File {
   uint64_t data_offset() const { return data_offset_; }
   size_t size() const { return size_; }
   const uint8_t* base() const { return base_; }
+  // Lets the OS drop the mapped pages inside [p, p + n) from this process's memory (they are
+  // read from the file again if touched): for tensors a backend has copied (packed panels,
+  // device memory), so the copy and the original are not both resident. Whole pages inside the
+  // range only; a no-op for files parsed from memory.
+  void release_pages(const void* p, size_t n) const;
 
   const std::vector<KeyValue>& metadata() const { return kvs_; }
   const MetaValue* find_value(std::string_view key) const;
@@ -123,6 +128,7 @@ class File {
   friend class FileParser;  // file.cpp: fills the members below from validated bytes
 
   File() = default;
+  bool mapped_ = false;
   void parse();
   const MetaValue& require(std::string_view key) const;
 
