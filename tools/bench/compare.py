@@ -10,6 +10,7 @@ writes every run's JSON to --out.
 Usage (after cmake --build build; the two venvs are built on first use, ~25 minutes once):
   python3 tools/bench/compare.py                       # the whole suite (~20 minutes on 2 cores)
   python3 tools/bench/compare.py --models minilm-f32 --workloads stsb --threads 1 --reps 2
+  python3 tools/bench/compare.py --issue-sizes --models minilm-f16 --threads 2   # full-size check
 """
 import argparse
 import csv
@@ -179,7 +180,13 @@ def main():
     ap.add_argument("--reps", type=int, default=3, help="interleaved repetitions (one process per engine each)")
     ap.add_argument("--passes", type=int, default=1, help="timed passes over the workload per process")
     ap.add_argument("--out", default=os.path.join(BUILD, "bench", "compare.json"))
+    ap.add_argument("--issue-sizes", action="store_true",
+                    help="the benchmark issue's full counts (all 3000 STS-B sentences, 200 documents of 256 tokens, "
+                         "20 at the maximum length) instead of the suite's reduced ones")
     args = ap.parse_args()
+    if args.issue_sizes:
+        for m in MODELS.values():
+            m["sizes"] = dict(bench_models.ISSUE_SIZES)
     args.models = args.models.split(",")
     args.workloads = args.workloads.split(",")
     args.engines = args.engines.split(",")
@@ -220,7 +227,7 @@ def main():
                    "peak_gflops": peak.get("avx2_fma_gflops"), "results": all_results}, f, indent=1)
     print(f"suite took {time.time() - t_start:.0f} s; runs written to {args.out}", file=sys.stderr)
     print(f"FMA peak (GFLOP/s, best of the start and the end of the suite): {json.dumps(peak)}")
-    print(report.render(all_results, args.reps, peak.get("avx2_fma_gflops")))
+    print(report.render(all_results, args.reps, peak.get("avx2_fma_gflops"), peak.get("avx512_fma_gflops")))
 
 
 if __name__ == "__main__":

@@ -108,7 +108,7 @@ def memory_table(results):
     for r in results:
         key = (r["model"], r["engine"])
         biggest = max(r["runs"], key=lambda x: x["peak_rss_mib"])
-        entry = seen.setdefault(key, {"load": [], "rss": (0, "", 0), "isa": biggest.get("isa", "AVX2,FMA,F16C")})
+        entry = seen.setdefault(key, {"load": [], "rss": (0, "", 0), "isa": biggest.get("isa", "AVX2,FMA,F16C (run before embed bench reported its ISA)")})
         entry["load"] += [x["load_s"] for x in r["runs"]]
         if biggest["peak_rss_mib"] > entry["rss"][0]:
             entry["rss"] = (biggest["peak_rss_mib"], r["workload"], r["threads"])
@@ -118,9 +118,10 @@ def memory_table(results):
     return "\n".join(lines)
 
 
-def roofline_lines(results, peak_gflops):
+def roofline_lines(results, peak_gflops, peak_avx512=None):
     """Achieved GFLOP/s of embed per model and workload at the highest thread count, against the
-    AVX2 FMA peak for that many cores when it is known."""
+    AVX2 FMA peak for that many cores when it is known (and the AVX-512 one, which embed's kernels
+    use where the CPU has it)."""
     lines = []
     for row in embed_rows(results):
         if row["threads"] != max(r["threads"] for r in results):
@@ -130,18 +131,20 @@ def roofline_lines(results, peak_gflops):
         gflops = med([tps(r) for r in row["runs"]]) * flops / 1e9
         peak = (peak_gflops or {}).get(str(row["threads"]))
         share = f", {100 * gflops / peak:.0f}% of the {peak:.0f} GFLOP/s AVX2 FMA peak" if peak else ""
+        peak512 = (peak_avx512 or {}).get(str(row["threads"]))
+        share += f", {100 * gflops / peak512:.0f}% of the {peak512:.0f} GFLOP/s AVX-512 one" if peak512 else ""
         lines.append(f"- {row['model']} {row['workload']} ({n:.0f} tokens/text, {flops / 1e6:.1f} MFLOP/token), "
                      f"{row['threads']} threads: {gflops:.1f} GFLOP/s{share}")
     return "\n".join(lines)
 
 
-def render(results, reps, peak_gflops=None):
+def render(results, reps, peak_gflops=None, peak_avx512=None):
     """The throughput table, the one the result is read from, comes last."""
     return "\n\n".join([
         "### Load time and peak RSS",
         memory_table(results),
         "### Roofline (embed)",
-        roofline_lines(results, peak_gflops),
+        roofline_lines(results, peak_gflops, peak_avx512),
         "### Single-text latency (STS-B sentences one at a time; peer's p50 ÷ embed's p50, > 1: embed is faster)",
         latency_table(results),
         f"### Throughput (tokens/s; embed ÷ peer, > 1: embed is faster; median of {reps} paired repetitions, range in brackets)",
@@ -152,4 +155,4 @@ def render(results, reps, peak_gflops=None):
 if __name__ == "__main__":
     data = json.load(open(sys.argv[1]))
     reps = max(len(r["runs"]) for r in data["results"])
-    print(render(data["results"], reps, data.get("peak_gflops")))
+    print(render(data["results"], reps, data.get("peak_gflops"), data.get("peak_fma_gflops", {}).get("avx512_fma_gflops")))

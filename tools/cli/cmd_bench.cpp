@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "cpu/cpu_features.h"
 #include "engine/api.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/input.h"
@@ -129,6 +130,11 @@ nlohmann::json report_json(const BenchCommand& o, const ModelDescription& d, siz
   j["arch"] = d.arch;
   j["input"] = o.input;
   j["device"] = o.device;
+  // The kernels the CPU backend dispatches to on this machine (for the benchmark tables).
+  if (o.device == "cpu") {
+    const cpu::CpuFeatures& f = cpu::cpu_features();
+    j["isa"] = f.has_avx512() ? "AVX-512F (+AVX2,FMA,F16C)" : f.has_fast_path() ? "AVX2,FMA,F16C" : "scalar";
+  }
   j["threads"] = o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   j["texts"] = n_texts;
   j["tokens"] = b.tokens;
