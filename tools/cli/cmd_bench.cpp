@@ -199,20 +199,16 @@ int run_bench(const BenchCommand& o) {
     eo.pooling = p;
   }
 
-  ModelOptions mo;
-  mo.threads = o.threads;
-  mo.device = o.device == "cuda" ? Device::Cuda : Device::Cpu;
   const Clock::time_point t0 = Clock::now();
-  auto model = Model::load(resolve_model(o.model), mo);
-  if (!model) fail(model.error().kind, model.error().message);
-  Context ctx(model.value(), o.threads);
+  const std::shared_ptr<const Model> model = load_model(o.model, o.device, o.threads);
+  Context ctx(model, o.threads);
   const double load_s = seconds_since(t0);
   const double rss_load = current_rss_mib();
 
   const BatchTimes b = time_batches(ctx, in.texts, warm.texts, eo, o);
   const LatencyTimes l = time_single_texts(ctx, in.texts, eo, std::min<size_t>(static_cast<size_t>(o.latency), in.texts.size()));
-  nlohmann::json j = report_json(o, model.value()->describe(), in.texts.size(), load_s, rss_load, b, l);
-  j["pooling"] = pooling_name(eo.pooling.value_or(model.value()->describe().default_pooling));
+  nlohmann::json j = report_json(o, model->describe(), in.texts.size(), load_s, rss_load, b, l);
+  j["pooling"] = pooling_name(eo.pooling.value_or(model->describe().default_pooling));
   if (o.json) std::printf("%s\n", j.dump().c_str());
   else print_text(j);
   return kExitOk;

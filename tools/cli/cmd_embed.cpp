@@ -89,6 +89,16 @@ std::string resolve_model(const std::string& model) {
   return path;
 }
 
+std::shared_ptr<const Model> load_model(const std::string& model, const std::string& device, int threads) {
+  ModelOptions mo;
+  mo.threads = threads;
+  if (device == "cuda") mo.device = Device::Cuda;
+  else if (device != "cpu") fail(ErrorKind::InvalidArgument, "unknown --device '" + device + "' (cpu, cuda)");
+  auto loaded = Model::load(resolve_model(model), mo);
+  if (!loaded) fail(loaded.error().kind, loaded.error().message);
+  return loaded.value();
+}
+
 int run_embed(const EmbedCommand& o) {
   Format fmt = Format::Jsonl;
   if (!o.format.empty() && !parse_format(o.format, &fmt))
@@ -118,16 +128,11 @@ int run_embed(const EmbedCommand& o) {
   }
   if (in.texts.empty()) fail(ErrorKind::InvalidArgument, (o.input == "-" ? std::string("stdin") : o.input) + ": no text to embed");
 
-  ModelOptions mo;
-  mo.threads = o.threads;
-  if (o.device == "cuda") mo.device = Device::Cuda;
-  else if (o.device != "cpu") fail(ErrorKind::InvalidArgument, "unknown --device '" + o.device + "' (cpu, cuda)");
-  auto model = Model::load(resolve_model(o.model), mo);
-  if (!model) fail(model.error().kind, model.error().message);
-  Context ctx(model.value(), o.threads);
+  const std::shared_ptr<const Model> model = load_model(o.model, o.device, o.threads);
+  Context ctx(model, o.threads);
 
   if (o.verbose) {
-    const tok::Tokenizer& tk = model.value()->tokenizer();
+    const tok::Tokenizer& tk = model->tokenizer();
     for (size_t i = 0; i < in.texts.size(); i++) {
       const tok::Encoding e = tk.encode(eo.prefix + in.texts[i]);
       std::string pieces;
@@ -143,7 +148,7 @@ int run_embed(const EmbedCommand& o) {
   for (const std::string& w : e.warnings) std::fprintf(stderr, "embed: warning: %s\n", w.c_str());
 
   OutputMeta meta;
-  meta.model = model.value()->describe().path;
+  meta.model = model->describe().path;
   for (size_t n : in.line_numbers) meta.indices.push_back(n - 1);
   for (int32_t n : e.n_tokens) meta.total_tokens += n;
   const bool per_token = !e.row_offsets.empty();

@@ -17,13 +17,7 @@ int run_rerank(const RerankCommand& o) {
     fail(ErrorKind::InvalidArgument, "unknown --format '" + o.format + "' for rerank (text, json, jsonl)");
   const InputLines in = read_lines(o.documents, o.skip_empty);
   if (in.texts.empty()) fail(ErrorKind::InvalidArgument, o.documents + ": no documents to rank");
-  ModelOptions mo;
-  mo.threads = o.threads;
-  if (o.device == "cuda") mo.device = Device::Cuda;
-  else if (o.device != "cpu") fail(ErrorKind::InvalidArgument, "unknown --device '" + o.device + "' (cpu, cuda)");
-  auto model = Model::load(resolve_model(o.model), mo);
-  if (!model) fail(model.error().kind, model.error().message);
-  Context ctx(model.value(), o.threads);
+  Context ctx(load_model(o.model, o.device, o.threads), o.threads);
   RerankOptions ro;
   ro.max_tokens = o.max_tokens;
   auto scores = ctx.rerank(o.query, in.texts, ro);

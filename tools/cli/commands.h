@@ -2,7 +2,12 @@
 // over the library; each run_* returns the process exit code (see docs/cli.md).
 #pragma once
 
+#include <memory>
 #include <string>
+
+namespace embed {
+class Model;
+}
 
 namespace embed::cli {
 
@@ -52,6 +57,9 @@ int run_rerank(const RerankCommand& o);
 // that tools/models.sh default writes. Throws with the fix when it is not there.
 std::string resolve_model(const std::string& model);
 bool is_gguf_file(const std::string& path);
+// Loads `model` (resolve_model) on --device `device` ("cpu" or "cuda") with `threads`; throws the
+// loader's error, or names an unknown device.
+std::shared_ptr<const Model> load_model(const std::string& model, const std::string& device, int threads);
 
 // `embed bench`: load time, batch throughput, single-text latency and peak RSS of Context::embed.
 struct BenchCommand {
