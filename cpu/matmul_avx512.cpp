@@ -4,6 +4,8 @@
 // stay independent of the batch). Quantized weights are decoded per call by the AVX2 code
 // (avx2::matmul_decoded) and multiplied here by run_panels.
 #include <algorithm>
+#include <type_traits>
+#include <vector>
 
 #include "cpu/gemm_kernel_avx512.h"
 #include "cpu/kernels.h"
@@ -37,6 +39,12 @@ void run(const MatmulArgs& a, const PackedWeight& pw, ThreadPool& pool) {
     const int64_t i0 = (task / n_tasks_n) * kMC, i1 = std::min(m, i0 + kMC);
     const int64_t q0 = (task % n_tasks_n) * per, q1 = std::min(pairs, q0 + per);
     init_output(a, i0, i1, q0 * kNR, std::min(n, q1 * kNR));
+    // 16-bit weights: a task with several row tiles widens each k-slice of its panels to f32 once
+    // and runs the f32 kernel over all its rows, instead of converting in every tile's inner loop
+    // (the conversions share ports with the FMAs). The conversion is exact: same results.
+    constexpr bool kWiden = !std::is_same_v<Load, LoadF32>;
+    const bool widen = kWiden && i1 - i0 > kMR;
+    thread_local std::vector<float> wide;
     for (int64_t k0 = 0; k0 < k; k0 += kKC) {
       const int64_t kc = std::min(kKC, k - k0);
       for (int64_t q = q0; q < q1; q++) {
@@ -44,9 +52,19 @@ void run(const MatmulArgs& a, const PackedWeight& pw, ThreadPool& pool) {
         const int nv = static_cast<int>(std::min<int64_t>(kNR, n - q * kNR));
         const void* b0 = pw.panel(p, k0);
         const void* b1 = p + 1 < pw.n_panels ? pw.panel(p + 1, k0) : b0;  // masked off when absent
+        if (widen) {
+          wide.resize(static_cast<size_t>(2 * kKC * 16));
+          for (int64_t t = 0; t < kc; t++) {
+            _mm512_storeu_ps(wide.data() + t * 16, Load::load(b0, t * 16));
+            _mm512_storeu_ps(wide.data() + (kKC + t) * 16, Load::load(b1, t * 16));
+          }
+        }
         for (int64_t i = i0; i < i1; i += kMR) {
           const int mr = static_cast<int>(std::min<int64_t>(kMR, i1 - i));
-          kKernels<Load>[mr](kc, x + i * k + k0, k, b0, b1, 16, y + i * n + q * kNR, n, nv);
+          if (widen)
+            kKernels<LoadF32>[mr](kc, x + i * k + k0, k, wide.data(), wide.data() + kKC * 16, 16, y + i * n + q * kNR, n, nv);
+          else
+            kKernels<Load>[mr](kc, x + i * k + k0, k, b0, b1, 16, y + i * n + q * kNR, n, nv);
         }
       }
     }
