@@ -46,10 +46,10 @@ void matmul_packed(const MatmulArgs& a, const PackedWeight& pw, ThreadPool& pool
     const int64_t i0 = (task / n_tasks_n) * kMC, i1 = std::min(m, i0 + kMC);
     const int64_t p0 = (task % n_tasks_n) * per, p1 = std::min(pw.n_panels, p0 + per);
     init_output(a, i0, i1, p0 * kNR, std::min(n, p1 * kNR));
-    // 16-bit weights: a task with several row tiles widens each k-slice of a panel to f32 once
-    // and runs the f32 kernel over all its rows, instead of converting in every tile's inner loop
-    // (the conversions share ports with the FMAs). The conversion is exact: same results.
-    const bool widen = !std::is_same_v<Load, LoadF32> && i1 - i0 > kMR;
+    // 16-bit weights: as on the AVX-512 path (matmul_avx512.cpp), a task with four or more row
+    // tiles widens each k-slice of a panel to f32 once and runs the f32 kernel over all its rows;
+    // fewer rows convert in place. Exact: same results either way.
+    const bool widen = !std::is_same_v<Load, LoadF32> && i1 - i0 > 3 * kMR;
     thread_local std::vector<float> wide;
     for (int64_t k0 = 0; k0 < k; k0 += kKC) {
       const int64_t kc = std::min(kKC, k - k0);
