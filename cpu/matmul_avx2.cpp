@@ -18,17 +18,6 @@ namespace {
 constexpr int64_t kKC = 256;         // k-block: a multiple of every block size (32, 256)
 constexpr int64_t kMaxPanels = 16;   // panels packed at once per thread (<= 256 KiB at kKC)
 
-
-// y = (accumulate ? y : 0) + bias over rows [i0, i1) x columns [j0, j1): the starting value every
-// k-block's partial sums are added to, the same whatever the tiling.
-void init_output(const MatmulArgs& a, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
-  const int64_t n = a.w.rows;
-  const float* bias = a.bias.empty() ? nullptr : a.bias.ptr<const float>();
-  float* y = a.y.ptr<float>();
-  for (int64_t i = i0; i < i1; i++)
-    for (int64_t j = j0; j < j1; j++) y[i * n + j] = (a.accumulate ? y[i * n + j] : 0.0f) + (bias ? bias[j] : 0.0f);
-}
-
 // Weights packed at load (f32/f16/bf16): tasks tile both m and n, so threads balance well even
 // when other processes steal time, and no weight is decoded per call.
 template <class Load>
@@ -45,19 +34,19 @@ void matmul_packed(const MatmulArgs& a, const PackedWeight& pw, ThreadPool& pool
   pool.run(m_tasks * n_tasks_n, [&](int64_t task) {
     const int64_t i0 = (task / n_tasks_n) * kMC, i1 = std::min(m, i0 + kMC);
     const int64_t p0 = (task % n_tasks_n) * per, p1 = std::min(pw.n_panels, p0 + per);
-    init_output(a, i0, i1, p0 * kNR, std::min(n, p1 * kNR));
+    init_matmul_output(a, i0, i1, p0 * kNR, std::min(n, p1 * kNR));
     // 16-bit weights: as on the AVX-512 path (matmul_avx512.cpp), a task with four or more row
     // tiles widens each k-slice of a panel to f32 once and runs the f32 kernel over all its rows;
     // fewer rows convert in place. Exact: same results either way.
     const bool widen = !std::is_same_v<Load, LoadF32> && i1 - i0 > 3 * kMR;
     thread_local std::vector<float> wide;
+    if (widen) wide.resize(static_cast<size_t>(kKC * kNR));
     for (int64_t k0 = 0; k0 < k; k0 += kKC) {
       const int64_t kc = std::min(kKC, k - k0);
       for (int64_t p = p0; p < p1; p++) {
         const int nv = static_cast<int>(std::min<int64_t>(kNR, n - p * kNR));
         const void* panel = pw.panel(p, k0);
         if (widen) {
-          wide.resize(static_cast<size_t>(kKC * kNR));
           for (int64_t t = 0; t < kc; t++) {
             __m256 lo, hi;
             Load::load(panel, t * kNR, lo, hi);
@@ -153,7 +142,7 @@ void matmul_decoded(const MatmulArgs& a, ThreadPool& pool, PanelRunner run) {
   pool.run(n_tasks, [&](int64_t task) {
     thread_local Scratch scratch;
     const int64_t p0 = task * per_task, p1 = std::min(n_panels, p0 + per_task);
-    init_output(a, 0, m, p0 * kNR, std::min(n, p1 * kNR));
+    init_matmul_output(a, 0, m, p0 * kNR, std::min(n, p1 * kNR));
     const int64_t panel_floats = kKC * kNR;
     float* panels = scratch.aligned_panels(static_cast<size_t>((p1 - p0) * panel_floats));
     scratch.tmp.resize(static_cast<size_t>(kKC * kNR));

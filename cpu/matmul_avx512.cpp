@@ -16,14 +16,6 @@ namespace {
 
 constexpr int64_t kKC = 256;  // k-block, as on the AVX2 path
 
-void init_output(const MatmulArgs& a, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
-  const int64_t n = a.w.rows;
-  const float* bias = a.bias.empty() ? nullptr : a.bias.ptr<const float>();
-  float* y = a.y.ptr<float>();
-  for (int64_t i = i0; i < i1; i++)
-    for (int64_t j = j0; j < j1; j++) y[i * n + j] = (a.accumulate ? y[i * n + j] : 0.0f) + (bias ? bias[j] : 0.0f);
-}
-
 template <class Load>
 void run(const MatmulArgs& a, const PackedWeight& pw, ThreadPool& pool) {
   const int64_t m = a.x.rows, k = a.x.cols, n = a.w.rows;
@@ -38,15 +30,15 @@ void run(const MatmulArgs& a, const PackedWeight& pw, ThreadPool& pool) {
   pool.run(m_tasks * n_tasks_n, [&](int64_t task) {
     const int64_t i0 = (task / n_tasks_n) * kMC, i1 = std::min(m, i0 + kMC);
     const int64_t q0 = (task % n_tasks_n) * per, q1 = std::min(pairs, q0 + per);
-    init_output(a, i0, i1, q0 * kNR, std::min(n, q1 * kNR));
+    init_matmul_output(a, i0, i1, q0 * kNR, std::min(n, q1 * kNR));
     // 16-bit weights: a task with four or more row tiles widens each k-slice of its panels to f32
     // once and runs the f32 kernel over all its rows, instead of converting in every tile's inner
     // loop (the conversions share ports with the FMAs; measured 1.14-1.19x on MiniLM f16 batches).
     // With fewer rows (single short texts) widening measured slower, so those convert in place.
     // The conversion is exact: same results either way.
-    constexpr bool kWiden = !std::is_same_v<Load, LoadF32>;
-    const bool widen = kWiden && i1 - i0 > 3 * kMR;
+    const bool widen = !std::is_same_v<Load, LoadF32> && i1 - i0 > 3 * kMR;
     thread_local std::vector<float> wide;
+    if (widen) wide.resize(static_cast<size_t>(2 * kKC * 16));
     for (int64_t k0 = 0; k0 < k; k0 += kKC) {
       const int64_t kc = std::min(kKC, k - k0);
       for (int64_t q = q0; q < q1; q++) {
@@ -55,7 +47,6 @@ void run(const MatmulArgs& a, const PackedWeight& pw, ThreadPool& pool) {
         const void* b0 = pw.panel(p, k0);
         const void* b1 = p + 1 < pw.n_panels ? pw.panel(p + 1, k0) : b0;  // masked off when absent
         if (widen) {
-          wide.resize(static_cast<size_t>(2 * kKC * 16));
           for (int64_t t = 0; t < kc; t++) {
             _mm512_storeu_ps(wide.data() + t * 16, Load::load(b0, t * 16));
             _mm512_storeu_ps(wide.data() + (kKC + t) * 16, Load::load(b1, t * 16));

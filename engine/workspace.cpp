@@ -10,9 +10,8 @@ size_t aligned(size_t n) { return (n + kAlign - 1) & ~(kAlign - 1); }
 }  // namespace
 
 void Workspace::reset() {
-  if (spilled_) {
+  if (peak_ > main_.bytes()) {  // the pass outgrew the buffer (its spills may be freed already)
     spill_.clear();
-    spilled_ = false;
     main_ = DeviceBuffer();  // free first so the old and new buffers never coexist
     main_ = DeviceBuffer(&b_, peak_ + peak_ / 8);
   }
@@ -26,7 +25,6 @@ void* Workspace::bytes(size_t n) {
   offset_ += n;
   peak_ = std::max(peak_, offset_);
   if (offset_ <= main_.bytes()) return static_cast<char*>(main_.data()) + at;
-  spilled_ = true;
   spill_.emplace_back(&b_, n);
   return spill_.back().data();
 }

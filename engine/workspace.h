@@ -43,7 +43,6 @@ class Workspace {
   size_t offset_ = 0;  // virtual bump offset: what the pass would use if main_ were big enough
   size_t peak_ = 0;
   std::vector<DeviceBuffer> spill_;
-  bool spilled_ = false;  // this pass outgrew main_ (spills may already be freed by scopes)
 };
 
 }  // namespace embed

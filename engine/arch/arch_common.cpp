@@ -9,6 +9,14 @@ Pooling read_pooling(const HParams& hp, Pooling fallback) {
   return v < 0 ? fallback : static_cast<Pooling>(v);
 }
 
+float rope_freq_scale(const gguf::File& f, const HParams& hp, const std::string& arch) {
+  const std::string scaling = f.get_or<std::string>(hp.key("rope.scaling.type"), "none");
+  if (scaling == "linear") return 1.0f / hp.real_or("rope.scaling.factor", 1.0f);
+  if (scaling != "none")
+    fail(ErrorKind::Unsupported, f.path() + ": " + arch + ".rope.scaling.type '" + scaling + "' is not supported (none, linear)");
+  return 1.0f;
+}
+
 int64_t vocab_rows(const gguf::File& f, const std::string& name, int64_t d_model) {
   const gguf::TensorInfo* t = f.find_tensor(name);
   if (!t) fail(ErrorKind::Format, f.path() + ": missing tensor '" + name + "'");

@@ -18,6 +18,10 @@ namespace embed::arch {
 // `{arch}.pooling_type` (llama.cpp enum); absent or -1 (unspecified) gives `fallback`.
 Pooling read_pooling(const HParams& hp, Pooling fallback);
 
+// RoPE frequency scale from `{arch}.rope.scaling.type`: 1 for none, 1 / factor for linear; any
+// other type is an Unsupported error naming it.
+float rope_freq_scale(const gguf::File& f, const HParams& hp, const std::string& arch);
+
 // Rows of an embedding table {d_model, rows}, range-checked: the vocabulary size.
 int64_t vocab_rows(const gguf::File& f, const std::string& name, int64_t d_model);
 

@@ -22,10 +22,7 @@ DecoderDims read_decoder_dims(const gguf::File& f, const std::string& arch, Rope
   d.rope.mode = mode;
   d.rope.n_rot = static_cast<int>(hp.count_or("rope.dimension_count", d.d_head, 2, d.d_head));
   d.rope.freq_base = hp.real_or("rope.freq_base", 10000.0f);
-  const std::string scaling = f.get_or<std::string>(hp.key("rope.scaling.type"), "none");
-  if (scaling == "linear") d.rope.freq_scale = 1.0f / hp.real_or("rope.scaling.factor", 1.0f);
-  else if (scaling != "none")
-    fail(ErrorKind::Unsupported, f.path() + ": " + arch + ".rope.scaling.type '" + scaling + "' is not supported (none, linear)");
+  d.rope.freq_scale = rope_freq_scale(f, hp, arch);
 
   info.arch = arch;
   info.d_model = d.d_model;
