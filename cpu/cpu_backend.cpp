@@ -12,6 +12,7 @@
 
 #include "cpu/cpu_features.h"
 #include "cpu/kernels.h"
+#include "cpu/llama_cpp_rounding.h"
 #include "cpu/ref/ref.h"
 #include "engine/error.h"
 
@@ -19,7 +20,8 @@ namespace embed::cpu {
 
 CpuBackend::CpuBackend(const BackendOptions& options)
     : fast_(!options.force_scalar && cpu_features().has_fast_path()),
-      avx512_(fast_ && !options.cpu_no_avx512 && cpu_features().has_avx512()) {
+      avx512_(fast_ && !options.cpu_no_avx512 && cpu_features().has_avx512()),
+      llama_cpp_rounding_(options.llama_cpp_rounding) {
   static bool warned = false;
   if (!fast_ && !options.force_scalar && !warned) {
     warned = true;
@@ -30,6 +32,8 @@ CpuBackend::CpuBackend(const BackendOptions& options)
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   pool_ = std::make_unique<ThreadPool>(threads);
 }
+
+CpuBackend::~CpuBackend() { free(rounded_); }
 
 std::string CpuBackend::name() const {
  return std::string("cpu (") + (avx512_ ? "avx512" : fast_ ? "avx2" : "scalar") + ", " + std::to_string(pool_->size()) + " threads)";
@@ -106,7 +110,25 @@ bool CpuBackend::supports(Op op, DType dtype) const {
 }
 
 void CpuBackend::gather(const GatherArgs& a) { fast_ ? avx2::gather(a, *pool_) : ref::gather(a); }
-void CpuBackend::matmul(const MatmulArgs& a) {
+void CpuBackend::matmul(const MatmulArgs& in) {
+  MatmulArgs a = in;
+  if (llama_cpp_rounding_ && llama_cpp_rounds_activations(a.w.dtype)) {
+    const size_t bytes = a.x.bytes();
+    if (bytes > rounded_bytes_) {
+      free(rounded_);
+      rounded_ = nullptr;
+      rounded_ = static_cast<float*>(alloc(bytes));
+      rounded_bytes_ = bytes;
+    }
+    const int64_t k = a.x.cols;
+    const float* x = a.x.ptr<const float>();
+    float* r = rounded_;
+    const DType w = a.w.dtype;
+    pool_->parallel_for(a.x.rows, 4, [&](int64_t r0, int64_t r1) {
+      for (int64_t i = r0; i < r1; i++) llama_cpp_round_activations(w, x + i * k, k, r + i * k);
+    });
+    a.x.data = rounded_;
+  }
   if (avx512_ && a.w.packed) return avx512::matmul_packed(a, *static_cast<const PackedWeight*>(a.w.packed), *pool_);
   if (avx512_) return avx2::matmul_decoded(a, *pool_, avx512::run_panels);
   fast_ ? avx2::matmul(a, *pool_) : ref::matmul(a);
@@ -118,8 +140,33 @@ void CpuBackend::attention(const AttentionArgs& a) {
   if (avx512_) return avx512::attention(a, *pool_);
   fast_ ? avx2::attention(a, *pool_) : ref::attention(a);
 }
-void CpuBackend::activation(const ActivationArgs& a) { fast_ ? avx2::activation(a, *pool_) : ref::activation(a); }
-void CpuBackend::glu(const GluArgs& a) { fast_ ? avx2::glu(a, *pool_) : ref::glu(a); }
+namespace {
+bool is_gelu(Activation act) { return act == Activation::GeluErf || act == Activation::GeluTanh; }
+}  // namespace
+
+void CpuBackend::activation(const ActivationArgs& a) {
+  if (llama_cpp_rounding_ && is_gelu(a.act)) {
+    const float* x = a.x.ptr<const float>();
+    float* y = a.y.ptr<float>();
+    pool_->parallel_for(a.x.numel(), 4096, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; i++) y[i] = llama_cpp_gelu(x[i]);
+    });
+    return;
+  }
+  fast_ ? avx2::activation(a, *pool_) : ref::activation(a);
+}
+void CpuBackend::glu(const GluArgs& a) {
+  if (llama_cpp_rounding_ && is_gelu(a.act)) {
+    const float* g = a.gate.ptr<const float>();
+    const float* u = a.up.ptr<const float>();
+    float* y = a.y.ptr<float>();
+    pool_->parallel_for(a.gate.numel(), 4096, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; i++) y[i] = llama_cpp_gelu(g[i]) * u[i];
+    });
+    return;
+  }
+  fast_ ? avx2::glu(a, *pool_) : ref::glu(a);
+}
 void CpuBackend::add(const AddArgs& a) { fast_ ? avx2::add(a, *pool_) : ref::add(a); }
 void CpuBackend::scale(const ScaleArgs& a) { fast_ ? avx2::scale(a, *pool_) : ref::scale(a); }
 void CpuBackend::pool(const PoolArgs& a) { fast_ ? avx2::pool_rows(a, *pool_) : ref::pool(a); }

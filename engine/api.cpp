@@ -78,6 +78,7 @@ Result<std::shared_ptr<const Model>> Model::load(const std::string& path, const 
     bo.device = o.device;
     bo.threads = o.threads;
     bo.cuda_device = o.cuda_device;
+    bo.llama_cpp_rounding = o.llama_cpp_rounding;
     m->loaded_ = LoadedModel::load(path, bo);
     m->options_ = o;
     const gguf::File& f = m->loaded_->file();

@@ -60,6 +60,10 @@ struct ModelOptions {
   Device device = Device::Cpu;
   int threads = 0;      // default threads of contexts on the CPU (0 = all cores)
   int cuda_device = 0;
+  // Round activations the way llama.cpp's CPU backend does (CPU only; BackendOptions::
+  // llama_cpp_rounding): vectors closer to ones made by llama.cpp from the same quantized file,
+  // a little further from the model's exact values. See docs/cli.md (--compat llama.cpp).
+  bool llama_cpp_rounding = false;
 };
 
 // What a loaded model is, for callers.

@@ -241,6 +241,10 @@ struct BackendOptions {
   // to f32 at load and everything is computed in f32, like the CPU (slower, more memory; the
   // kernel tests' tolerances assume it).
   bool cuda_f32_math = false;
+  // CPU: round activations the way llama.cpp's CPU backend does (8-bit blocks into quantized
+  // matmuls, f16/bf16 into 16-bit ones, GELU from an f16 table; cpu/llama_cpp_rounding.h), for
+  // vectors that match ones made with llama.cpp. Off: activations stay f32, closer to the model.
+  bool llama_cpp_rounding = false;
 };
 
 // engine/backend_registry.cpp: the only place that knows which backends were compiled in.

@@ -88,6 +88,8 @@ bool backend_available(Device d, std::string* why_not) {
 
 std::unique_ptr<Backend> create_backend(const BackendOptions& options) {
   if (options.device == Device::Cpu) return std::make_unique<cpu::CpuBackend>(options);
+  if (options.llama_cpp_rounding)
+    fail(ErrorKind::Unsupported, "llama.cpp rounding (--compat llama.cpp) exists on the CPU backend only: use device cpu");
   std::string why;
   if (!backend_available(options.device, &why)) fail(ErrorKind::Unsupported, "cannot use device cuda: " + why);
 #if defined(EMBED_WITH_CUDA)

@@ -51,8 +51,10 @@ std::string write_input(const std::string& name, const std::string& text) {
 const std::vector<std::string> kLines = {"A man is playing a guitar.", "Someone plays the guitar!", "The stock market fell 3% today.",
                                          "Ünïcödé and emoji 🎸 too"};
 
-Embeddings api_embed(const std::vector<std::string>& lines, int normalize = 2) {
-  auto m = Model::load(kModel);
+Embeddings api_embed(const std::vector<std::string>& lines, int normalize = 2, bool llama_cpp_rounding = false) {
+  ModelOptions mo;
+  mo.llama_cpp_rounding = llama_cpp_rounding;
+  auto m = Model::load(kModel, mo);
   REQUIRE(m.ok());
   Context c(m.value(), 2);
   EmbedOptions o;
@@ -213,6 +215,24 @@ TEST_CASE("errors name the problem and exit non-zero", "[cli]") {
   CHECK(r.code == 3);
   r = run(kModel + " " + good + " --device tpu");
   CHECK(r.code == 3);
+  r = run(kModel + " " + good + " --compat ollama");
+  CHECK(r.code == 3);
+  CHECK_THAT(r.err, Catch::Contains("unknown --compat 'ollama' (llama.cpp)"));
+}
+
+TEST_CASE("compat llama.cpp (--compat) gives the API's vectors with llama.cpp rounding", "[cli]") {
+  std::string text;
+  for (const std::string& l : kLines) text += l + "\n";
+  const std::string input = write_input("compat.txt", text);
+  const Embeddings want = api_embed(kLines, 2, true), exact = api_embed(kLines);
+  const Run r = run(kModel + " " + input + " -t 2 --compat llama.cpp --format csv");
+  REQUIRE(r.code == 0);
+  expect_rows(parse_lines(r.out, ','), want);
+  // This model's weights are f32, so only its GELU changes (f16 table): close to, not equal to, exact.
+  double max_diff = 0.0;
+  for (size_t i = 0; i < want.data.size(); i++) max_diff = std::max(max_diff, std::fabs(double(want.data[i]) - exact.data[i]));
+  CHECK(max_diff > 0.0);
+  CHECK(max_diff < 1e-2);
 }
 
 TEST_CASE("rerank prints documents best first with the model's scores", "[cli]") {

@@ -130,6 +130,7 @@ nlohmann::json report_json(const BenchCommand& o, const ModelDescription& d, siz
   j["arch"] = d.arch;
   j["input"] = o.input;
   j["device"] = o.device;
+  j["compat"] = o.compat.empty() ? "none" : o.compat;
   // The kernels the CPU backend dispatches to on this machine (for the benchmark tables).
   if (o.device == "cpu") {
     const cpu::CpuFeatures& f = cpu::cpu_features();
@@ -200,7 +201,7 @@ int run_bench(const BenchCommand& o) {
   }
 
   const Clock::time_point t0 = Clock::now();
-  const std::shared_ptr<const Model> model = load_model(o.model, o.device, o.threads);
+  const std::shared_ptr<const Model> model = load_model(o.model, o.device, o.threads, o.compat);
   Context ctx(model, o.threads);
   const double load_s = seconds_since(t0);
   const double rss_load = current_rss_mib();

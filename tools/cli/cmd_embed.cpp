@@ -89,11 +89,14 @@ std::string resolve_model(const std::string& model) {
   return path;
 }
 
-std::shared_ptr<const Model> load_model(const std::string& model, const std::string& device, int threads) {
+std::shared_ptr<const Model> load_model(const std::string& model, const std::string& device, int threads,
+                                        const std::string& compat) {
   ModelOptions mo;
   mo.threads = threads;
   if (device == "cuda") mo.device = Device::Cuda;
   else if (device != "cpu") fail(ErrorKind::InvalidArgument, "unknown --device '" + device + "' (cpu, cuda)");
+  if (compat == "llama.cpp") mo.llama_cpp_rounding = true;
+  else if (!compat.empty()) fail(ErrorKind::InvalidArgument, "unknown --compat '" + compat + "' (llama.cpp)");
   auto loaded = Model::load(resolve_model(model), mo);
   if (!loaded) fail(loaded.error().kind, loaded.error().message);
   return loaded.value();
@@ -128,7 +131,7 @@ int run_embed(const EmbedCommand& o) {
   }
   if (in.texts.empty()) fail(ErrorKind::InvalidArgument, (o.input == "-" ? std::string("stdin") : o.input) + ": no text to embed");
 
-  const std::shared_ptr<const Model> model = load_model(o.model, o.device, o.threads);
+  const std::shared_ptr<const Model> model = load_model(o.model, o.device, o.threads, o.compat);
   Context ctx(model, o.threads);
 
   if (o.verbose) {

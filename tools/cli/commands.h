@@ -37,6 +37,7 @@ struct EmbedCommand {
   bool skip_empty = false;
   bool exclude_special = false;
   std::string device = "cpu";
+  std::string compat;         // "llama.cpp": round activations like llama.cpp (empty: exact)
 };
 int run_embed(const EmbedCommand& o);
 
@@ -50,6 +51,7 @@ struct RerankCommand {
   int threads = 0;
   bool skip_empty = false;
   std::string device = "cpu";
+  std::string compat;
 };
 int run_rerank(const RerankCommand& o);
 
@@ -57,9 +59,10 @@ int run_rerank(const RerankCommand& o);
 // that tools/models.sh default writes. Throws with the fix when it is not there.
 std::string resolve_model(const std::string& model);
 bool is_gguf_file(const std::string& path);
-// Loads `model` (resolve_model) on --device `device` ("cpu" or "cuda") with `threads`; throws the
-// loader's error, or names an unknown device.
-std::shared_ptr<const Model> load_model(const std::string& model, const std::string& device, int threads);
+// Loads `model` (resolve_model) on --device `device` ("cpu" or "cuda") with `threads` and
+// --compat `compat` ("" or "llama.cpp"); throws the loader's error, or names an unknown value.
+std::shared_ptr<const Model> load_model(const std::string& model, const std::string& device, int threads,
+                                        const std::string& compat);
 
 // `embed bench`: load time, batch throughput, single-text latency and peak RSS of Context::embed.
 struct BenchCommand {
@@ -77,6 +80,7 @@ struct BenchCommand {
   int latency = 100;          // the first N texts embedded one at a time (0: no latency run)
   bool json = false;
   std::string device = "cpu";
+  std::string compat;
 };
 int run_bench(const BenchCommand& o);
 

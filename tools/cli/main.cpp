@@ -103,6 +103,9 @@ int parse(CLI::App& app, int argc, char** argv) {
   return -1;
 }
 
+// --compat's help, shared by embed, rerank and bench.
+constexpr const char* kCompatHelp = "llama.cpp: round activations like llama.cpp's CPU backend (8-bit into quantized matmuls, f16 GELU table) for vectors closer to llama.cpp's; CPU only";
+
 int embed_main(int argc, char** argv) {
   CLI::App app{"embed: text embeddings from GGUF models. One vector per input line, in order.", "embed"};
   app.footer("Subcommands: embed info | tokenize | rerank | convert | bench  (embed SUBCOMMAND --help)\n\n" + presets_help() +
@@ -129,6 +132,7 @@ int embed_main(int argc, char** argv) {
   app.add_flag("--skip-empty", o.skip_empty, "Leave empty lines out (reported on stderr) instead of failing");
   app.add_flag("--exclude-special", o.exclude_special, "Mean pooling without special tokens ([CLS], [SEP], BOS, EOS)");
   app.add_option("--device", o.device, "cpu (default) or cuda");
+  app.add_option("--compat", o.compat, kCompatHelp);
   if (const int rc = parse(app, argc, argv); rc >= 0) return rc;
   if (positional.size() == 2) {
     if (!o.model.empty()) throw Error(ErrorKind::InvalidArgument, "give the model either as the first argument or with --model, not both");
@@ -163,6 +167,7 @@ int rerank_main(int argc, char** argv) {
   app.add_option("-t,--threads", o.threads, "CPU threads");
   app.add_flag("--skip-empty", o.skip_empty, "Leave empty lines out instead of failing");
   app.add_option("--device", o.device, "cpu (default) or cuda");
+  app.add_option("--compat", o.compat, kCompatHelp);
   if (const int rc = parse(app, argc, argv); rc >= 0) return rc;
   return run_rerank(o);
 }
@@ -208,6 +213,7 @@ int bench_main(int argc, char** argv) {
   app.add_option("--latency", o.latency, "Embed the first N texts one at a time for p50/p99 latency (0: skip)")->capture_default_str();
   app.add_flag("--json", o.json, "One JSON object on stdout instead of the text report");
   app.add_option("--device", o.device, "cpu (default) or cuda");
+  app.add_option("--compat", o.compat, kCompatHelp);
   if (const int rc = parse(app, argc, argv); rc >= 0) return rc;
   return run_bench(o);
 }

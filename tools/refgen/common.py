@@ -36,7 +36,14 @@ def deterministic_torch(threads=1):
 
 def package_versions(names=("torch", "transformers", "sentence-transformers", "tokenizers",
                             "sentencepiece", "numpy", "llama-cpp-python")):
-    return {n: metadata.version(n) for n in names}
+    """Versions of those installed in this virtualenv (the bench one has no torch)."""
+    out = {}
+    for n in names:
+        try:
+            out[n] = metadata.version(n)
+        except metadata.PackageNotFoundError:
+            pass
+    return out
 
 
 def source_line(script, extra=""):

@@ -24,4 +24,6 @@ cd "$here"
 "$py" make_minilm.py
 "$py" make_gemma270m.py
 "$py" make_gemma270m_f32weights.py
+# llama.cpp's AVX-512 build (the benchmark virtualenv) on the same gemma ids: its agreement with itself.
+"$("$here/../bench/setup_venv.sh")" make_gemma270m_llama_builds.py
 "$py" check_fixtures.py
