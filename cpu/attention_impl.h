@@ -68,29 +68,37 @@ float softmax_row(float* s, int n, int lo, int hi, float scale) {
   return sum;
 }
 
-// One tile of mr queries [i0, i0 + mr) of head h.
+// One tile of mr queries [i0, i0 + mr) of head h. kt holds the keys [kbase, kbase + ld) of the
+// task transposed (column c is key kbase + c); only the columns some query of the tile can see
+// are multiplied, so a sliding window costs its width, not the sequence length.
 template <class Tile>
-void attend_tile(const AttentionArgs& a, const Task& t, int h, int i0, int mr, const float* kt, int ld, float* scores) {
+void attend_tile(const AttentionArgs& a, const Task& t, int h, int i0, int mr, const float* kt, int ld, int kbase, float* scores) {
   const int d = a.d_head;
   const int begin = a.cu_seqlens_host[t.seq], len = a.cu_seqlens_host[t.seq + 1] - begin;
-  int lo[kMR], hi[kMR], kmax = 0;
+  int lo[kMR], hi[kMR], kmin = len, kmax = 0;
   for (int r = 0; r < mr; r++) {
     visible_range(a, i0 + r, len, &lo[r], &hi[r]);
+    lo[r] -= kbase;
+    hi[r] -= kbase;
+    kmin = std::min(kmin, lo[r]);
     kmax = std::max(kmax, hi[r]);
   }
-  // S[mr][kmax] = Q[mr][d] . kT[d][kmax]
+  const int j_begin = kmin / Tile::kNR * Tile::kNR;  // tiles stay on the padded column grid
+  const int width = kmax - j_begin;
+  // S[mr][j_begin, kmax) = Q[mr][d] . kT[d][j_begin, kmax)
   const float* q = a.q.ptr<const float>() + static_cast<int64_t>(begin + i0) * a.q.cols + h * d;
-  std::memset(scores, 0, sizeof(float) * static_cast<size_t>(mr) * ld);
-  for (int j0 = 0; j0 < kmax; j0 += Tile::kNR)
+  for (int r = 0; r < mr; r++) std::memset(scores + r * ld + j_begin, 0, sizeof(float) * static_cast<size_t>(ld - j_begin));
+  for (int j0 = j_begin; j0 < kmax; j0 += Tile::kNR)
     Tile::run(mr, d, q, a.q.cols, kt + j0, ld, scores + j0, ld, std::min(Tile::kNR, kmax - j0));
   float inv[kMR];
-  for (int r = 0; r < mr; r++) inv[r] = 1.0f / softmax_row(scores + r * ld, kmax, lo[r], hi[r], a.scale);
-  // O[mr][d] = P[mr][kmax] . V[kmax][d], then each row scaled by 1 / its softmax sum.
+  for (int r = 0; r < mr; r++)
+    inv[r] = 1.0f / softmax_row(scores + r * ld + j_begin, width, lo[r] - j_begin, hi[r] - j_begin, a.scale);
+  // O[mr][d] = P[mr][j_begin, kmax) . V[j_begin, kmax)[d], then each row scaled by 1 / its softmax sum.
   float* o = a.out.ptr<float>() + static_cast<int64_t>(begin + i0) * a.out.cols + h * d;
-  const float* v = a.v.ptr<const float>() + static_cast<int64_t>(begin) * a.v.cols + t.kv_head * d;
+  const float* v = a.v.ptr<const float>() + static_cast<int64_t>(begin + kbase + j_begin) * a.v.cols + t.kv_head * d;
   for (int r = 0; r < mr; r++) std::memset(o + r * a.out.cols, 0, sizeof(float) * d);
   for (int c0 = 0; c0 < d; c0 += Tile::kNR)
-    Tile::run(mr, kmax, scores, ld, v + c0, a.v.cols, o + c0, a.out.cols, std::min(Tile::kNR, d - c0));
+    Tile::run(mr, width, scores + j_begin, ld, v + c0, a.v.cols, o + c0, a.out.cols, std::min(Tile::kNR, d - c0));
   for (int r = 0; r < mr; r++) {
     const __m256 iv = _mm256_set1_ps(inv[r]);
     for (int c = 0; c < d; c += 8) _mm256_storeu_ps(o + r * a.out.cols + c, _mm256_mul_ps(_mm256_loadu_ps(o + r * a.out.cols + c), iv));
@@ -118,19 +126,22 @@ void attention(const AttentionArgs& a, ThreadPool& pool) {
     const Task& t = tasks[static_cast<size_t>(ti)];
     const int begin = a.cu_seqlens_host[t.seq];
     const int len = a.cu_seqlens_host[t.seq + 1] - begin;
-    // Keys any query of the block can see: [0, kend) (window starts are handled per query).
-    const int kend = a.causal ? t.q1 : len;
-    const int ld = (kend + Tile::kNR - 1) / Tile::kNR * Tile::kNR;  // padded: tiles never leave the rows
+    // Keys any query of the block can see: [kbegin, kend) (each query's own range is applied in
+    // attend_tile). Only those are transposed.
+    int kbegin = 0, kend = a.causal ? t.q1 : len;
+    if (a.window_left >= 0) kbegin = std::max(0, t.q0 - a.window_left);
+    if (a.window_right >= 0) kend = std::min(kend, t.q1 + a.window_right);
+    const int ld = (kend - kbegin + Tile::kNR - 1) / Tile::kNR * Tile::kNR;  // padded: tiles never leave the rows
     thread_local std::vector<float> kt, scores;
     kt.assign(static_cast<size_t>(d) * ld, 0.0f);
     scores.resize(static_cast<size_t>(kMR) * ld);
-    for (int j = 0; j < kend; j++) {
+    for (int j = kbegin; j < kend; j++) {
       const float* k = a.k.ptr<const float>() + static_cast<int64_t>(begin + j) * a.k.cols + t.kv_head * d;
-      for (int c = 0; c < d; c++) kt[static_cast<size_t>(c) * ld + j] = k[c];
+      for (int c = 0; c < d; c++) kt[static_cast<size_t>(c) * ld + (j - kbegin)] = k[c];
     }
     for (int h = t.kv_head * group; h < (t.kv_head + 1) * group; h++)
       for (int i0 = t.q0; i0 < t.q1; i0 += kMR)
-        attend_tile<Tile>(a, t, h, i0, std::min(kMR, t.q1 - i0), kt.data(), ld, scores.data());
+        attend_tile<Tile>(a, t, h, i0, std::min(kMR, t.q1 - i0), kt.data(), ld, kbegin, scores.data());
   });
 }
 
