@@ -33,8 +33,6 @@ CpuBackend::CpuBackend(const BackendOptions& options)
   pool_ = std::make_unique<ThreadPool>(threads);
 }
 
-CpuBackend::~CpuBackend() { free(rounded_); }
-
 std::string CpuBackend::name() const {
  return std::string("cpu (") + (avx512_ ? "avx512" : fast_ ? "avx2" : "scalar") + ", " + std::to_string(pool_->size()) + " threads)";
 }
@@ -113,21 +111,15 @@ void CpuBackend::gather(const GatherArgs& a) { fast_ ? avx2::gather(a, *pool_) :
 void CpuBackend::matmul(const MatmulArgs& in) {
   MatmulArgs a = in;
   if (llama_cpp_rounding_ && llama_cpp_rounds_activations(a.w.dtype)) {
-    const size_t bytes = a.x.bytes();
-    if (bytes > rounded_bytes_) {
-      free(rounded_);
-      rounded_ = nullptr;
-      rounded_ = static_cast<float*>(alloc(bytes));
-      rounded_bytes_ = bytes;
-    }
+    if (a.x.bytes() > rounded_.bytes()) rounded_ = DeviceBuffer(this, a.x.bytes());
     const int64_t k = a.x.cols;
     const float* x = a.x.ptr<const float>();
-    float* r = rounded_;
+    float* r = static_cast<float*>(rounded_.data());
     const DType w = a.w.dtype;
     pool_->parallel_for(a.x.rows, 4, [&](int64_t r0, int64_t r1) {
       for (int64_t i = r0; i < r1; i++) llama_cpp_round_activations(w, x + i * k, k, r + i * k);
     });
-    a.x.data = rounded_;
+    a.x.data = r;
   }
   if (avx512_ && a.w.packed) return avx512::matmul_packed(a, *static_cast<const PackedWeight*>(a.w.packed), *pool_);
   if (avx512_) return avx2::matmul_decoded(a, *pool_, avx512::run_panels);

@@ -16,7 +16,6 @@ namespace embed::cpu {
 class CpuBackend final : public Backend {
  public:
   explicit CpuBackend(const BackendOptions& options);
-  ~CpuBackend() override;
 
   Device device() const override { return Device::Cpu; }
   std::string name() const override;
@@ -52,12 +51,12 @@ class CpuBackend final : public Backend {
   bool fast_;    // AVX2/FMA/F16C kernels
   bool avx512_;  // AVX-512 matmul (packed weights) and attention on top
   bool llama_cpp_rounding_;  // BackendOptions::llama_cpp_rounding
-  // Matmul inputs rounded the llama.cpp way (grown as needed, reused across calls).
-  float* rounded_ = nullptr;
-  size_t rounded_bytes_ = 0;
   std::unique_ptr<ThreadPool> pool_;
   std::mutex packed_mutex_;
   std::vector<std::unique_ptr<PackedWeight>> packed_;
+  // Matmul inputs rounded the llama.cpp way (grown as needed, reused across calls). Last member:
+  // freed (through this backend's free) before anything else is torn down.
+  DeviceBuffer rounded_;
 };
 
 }  // namespace embed::cpu
