@@ -14,7 +14,7 @@
 #include "cpu/kernels.h"
 #include "cpu/llama_cpp_rounding.h"
 #include "cpu/ref/ref.h"
-#include "engine/error.h"
+#include "base/error.h"
 
 namespace embed::cpu {
 

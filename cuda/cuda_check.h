@@ -12,7 +12,7 @@
 
 #include <string>
 
-#include "engine/error.h"
+#include "base/error.h"
 
 namespace embed::cuda {
 

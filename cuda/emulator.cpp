@@ -17,7 +17,7 @@
 #include <random>
 #include <vector>
 
-#include "engine/error.h"
+#include "base/error.h"
 
 dim3 threadIdx, blockIdx, blockDim, gridDim;
 

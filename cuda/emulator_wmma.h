@@ -9,7 +9,7 @@
 #include <cstdint>
 
 #include "cuda/emulator.h"
-#include "engine/error.h"
+#include "base/error.h"
 #include "gguf/fp16.h"
 
 namespace embed::cuda::emu {

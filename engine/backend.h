@@ -15,7 +15,7 @@
 #include <memory>
 #include <string>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "engine/tensor.h"
 
 namespace embed {

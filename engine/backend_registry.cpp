@@ -9,7 +9,7 @@
 
 #include "cpu/cpu_backend.h"
 #include "engine/backend.h"
-#include "engine/error.h"
+#include "base/error.h"
 
 #if defined(EMBED_WITH_CUDA)
 #include "cuda/cuda_backend.h"

@@ -1,7 +1,7 @@
 // Op front-doors: shape and dtype checks, then the backend call.
 #include "engine/ops.h"
 
-#include "engine/error.h"
+#include "base/error.h"
 
 namespace embed::ops {
 namespace {

@@ -1,7 +1,7 @@
 // DType tables and Tensor view helpers.
 #include "engine/tensor.h"
 
-#include "engine/error.h"
+#include "base/error.h"
 
 namespace embed {
 namespace {

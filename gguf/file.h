@@ -13,7 +13,7 @@
 #include <variant>
 #include <vector>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "gguf/types.h"
 
 namespace embed::gguf {

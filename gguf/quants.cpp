@@ -8,7 +8,7 @@
 #include <cstring>
 #include <string>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "gguf/fp16.h"
 
 namespace embed::gguf {

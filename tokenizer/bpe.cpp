@@ -6,7 +6,7 @@
 #include <queue>
 #include <unordered_map>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "tokenizer/model.h"
 #include "tokenizer/pretokenize.h"
 

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <string>
 
-#include "engine/error.h"
+#include "base/error.h"
 
 namespace embed::tok {
 namespace {

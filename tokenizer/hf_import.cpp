@@ -11,7 +11,7 @@
 #include <optional>
 #include <sstream>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "tokenizer/vocab.h"
 
 namespace embed::tok {

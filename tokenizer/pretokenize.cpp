@@ -3,7 +3,7 @@
 // would; find_all keeps unmatched gaps as their own pieces (HF Split "Isolated", llama.cpp).
 #include "tokenizer/pretokenize.h"
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "tokenizer/unicode.h"
 
 namespace embed::tok {

@@ -6,7 +6,7 @@
 #include <queue>
 #include <string>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "tokenizer/model.h"
 
 namespace embed::tok {

@@ -3,7 +3,7 @@
 // rules, truncation and debug decoding. The algorithms themselves live in the Model classes.
 #include "tokenizer/tokenizer.h"
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "tokenizer/model.h"
 #include "tokenizer/special.h"
 #include "tokenizer/vocab.h"

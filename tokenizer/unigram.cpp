@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <limits>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "tokenizer/charsmap.h"
 #include "tokenizer/model.h"
 

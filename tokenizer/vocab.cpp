@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "engine/error.h"
+#include "base/error.h"
 
 namespace embed::tok {
 namespace {

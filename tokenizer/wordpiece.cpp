@@ -3,7 +3,7 @@
 // BertPreTokenizer; matching is HF's greedy longest-match with the 100-character word limit.
 #include <algorithm>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "tokenizer/model.h"
 
 namespace embed::tok {

@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "gguf/writer.h"
 #include "tokenizer/hf_import.h"
 

@@ -2,7 +2,7 @@
 // an embed::Error of the right kind whose message names the file, key, tensor or value.
 #include <catch2/catch.hpp>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "tools/convert/convert.h"
 #include "tools/convert/safetensors.h"
 #include "convert_test_util.h"

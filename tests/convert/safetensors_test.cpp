@@ -2,7 +2,7 @@
 // corruption (which must end in embed::Error, never a crash).
 #include <catch2/catch.hpp>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "tools/convert/safetensors.h"
 #include "convert_test_util.h"
 

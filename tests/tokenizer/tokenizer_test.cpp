@@ -6,7 +6,7 @@
 
 #include <random>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "tests/tokenizer/fixtures.h"
 #include "tokenizer/unicode.h"
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "engine/backend.h"
-#include "engine/error.h"
+#include "base/error.h"
 #include "engine/workspace.h"
 #include "gguf/file.h"
 #include "gguf/writer.h"

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "gguf/file.h"
 #include "tokenizer/tokenizer.h"
 

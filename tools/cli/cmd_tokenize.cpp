@@ -6,7 +6,7 @@
 #include <iostream>
 #include <string>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "gguf/file.h"
 #include "tokenizer/tokenizer.h"
 #include "tools/cli/commands.h"

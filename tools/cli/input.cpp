@@ -7,7 +7,7 @@
 #include <iterator>
 #include <sstream>
 
-#include "engine/error.h"
+#include "base/error.h"
 
 namespace embed::cli {
 

@@ -1,7 +1,7 @@
 // Prompt presets: the prefixes published on each family's model card.
 #include "tools/cli/presets.h"
 
-#include "engine/error.h"
+#include "base/error.h"
 
 namespace embed::cli {
 

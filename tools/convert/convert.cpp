@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <map>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "tokenizer/hf_import.h"
 #include "tools/convert/hf_folder.h"
 #include "tools/convert/metadata.h"

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "gguf/fp16.h"
 
 namespace embed::convert {

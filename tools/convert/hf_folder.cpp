@@ -9,7 +9,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "engine/error.h"
+#include "base/error.h"
 
 namespace embed::convert {
 namespace fs = std::filesystem;

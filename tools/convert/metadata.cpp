@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <map>
 
-#include "engine/error.h"
+#include "base/error.h"
 
 namespace embed::convert {
 namespace {

@@ -15,7 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "gguf/fp16.h"
 
 namespace embed::convert {

@@ -4,7 +4,7 @@
 
 #include <cctype>
 
-#include "engine/error.h"
+#include "base/error.h"
 
 namespace embed::convert {
 namespace {

@@ -1,5 +1,6 @@
 // embed::Error, the one exception type the library throws, and the EMBED_CHECK invariant macros.
-// Header-only so that gguf/ and tokenizer/ can use it without linking the engine.
+// The base layer: header-only, included by every layer (gguf/, tokenizer/, engine/, cpu/, cuda/,
+// tools/), and including nothing of the project itself.
 #pragma once
 
 #include <cstdio>
