@@ -65,6 +65,8 @@ KernelTable avx512_table() {
   t.isa = CpuIsa::Avx512;
   t.matmul = avx512::matmul;
   t.attention = avx512::attention;
+  t.activation = avx512::activation;
+  t.glu = avx512::glu;
   return t;
 }
 
@@ -74,6 +76,7 @@ KernelTable amx_table(ComputeType compute) {
   t.compute = compute;
   const bool bf16 = compute == ComputeType::BF16;
   t.matmul = bf16 ? amx::matmul_bf16 : amx::matmul_f32;
+  t.matmul_fuses_activation = true;
   t.pack_matmul_weight = bf16 ? amx::pack_weight_bf16 : amx::pack_weight_f32;
   return t;
 }

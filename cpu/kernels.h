@@ -19,6 +19,7 @@ struct KernelTable {
   ComputeType compute = ComputeType::F32;
   void (*gather)(const GatherArgs&, ThreadPool&) = nullptr;
   void (*matmul)(const MatmulArgs&, ThreadPool&) = nullptr;
+  bool matmul_fuses_activation = false;  // else MatmulArgs::activation runs as the activation op after
   void (*layer_norm)(const LayerNormArgs&, ThreadPool&) = nullptr;
   void (*rms_norm)(const RmsNormArgs&, ThreadPool&) = nullptr;
   void (*rope)(const RopeArgs&, ThreadPool&) = nullptr;
@@ -74,6 +75,8 @@ void matmul(const MatmulArgs& a, ThreadPool& pool);
 // avx2::matmul_decoded's panel runner with the 32-wide tile.
 void run_panels(const MatmulArgs& a, int64_t k0, int64_t kc, const float* panels, int64_t panel_floats, int64_t p0, int64_t p1);
 void attention(const AttentionArgs& a, ThreadPool& pool);
+void activation(const ActivationArgs& a, ThreadPool& pool);
+void glu(const GluArgs& a, ThreadPool& pool);
 }  // namespace embed::cpu::avx512
 
 // AMX versions (cpu/*_amx.cpp, compiled with the AMX and AVX-512 BF16 flags; used when the CPU

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "base/error.h"
@@ -41,13 +42,17 @@ struct GatherArgs {
   bool accumulate = false;         // add into out instead of overwriting (position embeddings)
 };
 
-// y[m, n] (+)= x[m, k] . w[n, k]^T + bias[n]
+// y[m, n] (+)= act(x[m, k] . w[n, k]^T + bias[n])
 struct MatmulArgs {
   Tensor x;                        // [m, k] F32
   Tensor w;                        // [n, k] any weight dtype; rows contiguous along k
   Tensor bias;                     // [1, n] F32, or empty
   Tensor y;                        // [m, n] F32; must not alias x
   bool accumulate = false;         // y += result: fuses the residual add
+  // Applied to every output after the bias (never with accumulate): the MLP's activation, fused
+  // into the GEMM's epilogue where a kernel can, run as the activation op right after elsewhere
+  // (the same values either way).
+  std::optional<Activation> activation;
 };
 
 // y = (x - mean) / sqrt(var + eps) * weight + bias, per row.
