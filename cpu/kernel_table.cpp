@@ -77,6 +77,7 @@ KernelTable amx_table(ComputeType compute) {
   const bool bf16 = compute == ComputeType::BF16;
   t.matmul = bf16 ? amx::matmul_bf16 : amx::matmul_f32;
   t.matmul_fuses_activation = true;
+  t.attention = bf16 ? amx::attention_bf16 : amx::attention_f32;
   t.pack_matmul_weight = bf16 ? amx::pack_weight_bf16 : amx::pack_weight_f32;
   return t;
 }

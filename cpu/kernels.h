@@ -87,6 +87,8 @@ void matmul_f32(const MatmulArgs& a, ThreadPool& pool);
 void matmul_bf16(const MatmulArgs& a, ThreadPool& pool);
 std::unique_ptr<PackedWeight> pack_weight_f32(const Tensor& w);
 std::unique_ptr<PackedWeight> pack_weight_bf16(const Tensor& w);
+void attention_f32(const AttentionArgs& a, ThreadPool& pool);
+void attention_bf16(const AttentionArgs& a, ThreadPool& pool);
 }  // namespace embed::cpu::amx
 
 namespace embed::cpu {

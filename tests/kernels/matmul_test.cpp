@@ -155,3 +155,33 @@ TEST_CASE("matmul with a fused activation equals the matmul followed by the acti
     }
   }
 }
+
+TEST_CASE("matmul reads and writes rows at any offset", "[kernels][matmul]") {
+  // Row-offset views (the workspace hands out slices): x, bias and y starting 1, 3 or 5 floats into
+  // their buffers give the same bits as aligned ones (accumulate covers reading y back).
+  const int64_t m = 23, n = 40, k = 96;
+  std::vector<float> x = random_floats(31, static_cast<size_t>(m * k)), bias = random_floats(32, static_cast<size_t>(n));
+  std::vector<float> y0 = random_floats(33, static_cast<size_t>(m * n));
+  std::vector<uint8_t> w = random_rows(DType::F16, n, k, 34);
+  Tensor tw{w.data(), DType::F16, Device::Cpu, n, k};
+  for (auto& bt : backends_under_test()) {
+    const Tensor pw = bt.backend->load_weight(tw, WeightUse::Matmul);
+    auto run = [&](int64_t offset) {
+      DeviceArena arena(*bt.backend);
+      MatmulArgs a;
+      a.x = arena.upload_offset(host_tensor(x, m, k), offset);
+      a.w = pw;
+      a.bias = arena.upload_offset(host_tensor(bias, 1, n), offset);
+      a.y = arena.upload_offset(host_tensor(y0, m, n), offset);
+      a.accumulate = true;
+      bt.backend->matmul(a);
+      return arena.download(a.y);
+    };
+    const std::vector<float> aligned = run(0);
+    for (int64_t offset : {1, 3, 5}) {
+      INFO(bt.name << " offset " << offset);
+      CHECK(std::memcmp(run(offset).data(), aligned.data(), aligned.size() * 4) == 0);
+    }
+    bt.backend->release_weight(pw);
+  }
+}
