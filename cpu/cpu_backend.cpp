@@ -163,6 +163,5 @@ void CpuBackend::add(const AddArgs& a) { fast_ ? avx2::add(a, *pool_) : ref::add
 void CpuBackend::scale(const ScaleArgs& a) { fast_ ? avx2::scale(a, *pool_) : ref::scale(a); }
 void CpuBackend::pool(const PoolArgs& a) { fast_ ? avx2::pool_rows(a, *pool_) : ref::pool(a); }
 void CpuBackend::softmax(const SoftmaxArgs& a) { fast_ ? avx2::softmax(a, *pool_) : ref::softmax(a); }
-void CpuBackend::normalize(const NormalizeArgs& a) { normalize_rows(a, *pool_); }
 
 }  // namespace embed::cpu

@@ -42,7 +42,6 @@ class CpuBackend final : public Backend {
   void scale(const ScaleArgs& a) override;
   void pool(const PoolArgs& a) override;
   void softmax(const SoftmaxArgs& a) override;
-  void normalize(const NormalizeArgs& a) override;
 
   bool fast() const { return fast_; }
   ThreadPool& threads() { return *pool_; }

@@ -45,7 +45,6 @@ void attention(const AttentionArgs& a, ThreadPool& pool);
 namespace embed::cpu {
 // Portable kernels cheap enough not to need SIMD (tables do the work).
 void rope_fast(const RopeArgs& a, ThreadPool& pool);
-void normalize_rows(const NormalizeArgs& a, ThreadPool& pool);
 // GEMM output y = (accumulate ? y : 0) + bias over rows [i0, i1) x columns [j0, j1): the starting
 // value every k-block's partial sums are added to, the same whatever the tiling or ISA.
 void init_matmul_output(const MatmulArgs& a, int64_t i0, int64_t i1, int64_t j0, int64_t j1);

@@ -3,7 +3,10 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
+
+#include "engine/request.h"
 
 namespace embed {
 class Model;
@@ -24,9 +27,12 @@ struct EmbedCommand {
   std::string pooling;        // empty: the model's
   int normalize = 2;
   int dims = 0;
-  std::string prefix, prompt;
+  std::string prefix;          // --prefix: explicit prompt text
+  bool prefix_given = false;   // --prefix was on the command line (even as '')
+  std::string prompt_name;     // --prompt-name (alias --prompt)
   int64_t max_tokens = 0;
   bool truncate = false;
+  std::string truncate_direction;  // --truncate-direction left|right (empty: right)
   int threads = 0;
   int64_t batch_tokens = 0;
   std::string format;         // empty: jsonl (a table for --similarity)
@@ -47,6 +53,7 @@ struct RerankCommand {
   std::string documents;     // path or "-"
   int64_t top_n = 0;
   int64_t max_tokens = 0;
+  std::string truncate_direction;  // which end of a long document is kept (empty: right = the start)
   std::string format;        // empty: text table; json, jsonl
   int threads = 0;
   bool skip_empty = false;
@@ -59,6 +66,9 @@ int run_rerank(const RerankCommand& o);
 // that tools/models.sh default writes. Throws with the fix when it is not there.
 std::string resolve_model(const std::string& model);
 bool is_gguf_file(const std::string& path);
+// --pooling and --truncate-direction as the request type takes them; throws naming the flag.
+std::optional<Pooling> parse_pooling_flag(const std::string& s);
+TruncationDirection parse_direction_flag(const std::string& s);
 // Loads `model` (resolve_model) on --device `device` ("cpu" or "cuda") with `threads` and
 // --compat `compat` ("" or "llama.cpp"); throws the loader's error, or names an unknown value.
 std::shared_ptr<const Model> load_model(const std::string& model, const std::string& device, int threads,

@@ -12,7 +12,7 @@
 
 #include "base/error.h"
 #include "tools/cli/commands.h"
-#include "tools/cli/presets.h"
+#include "engine/prompts.h"
 
 namespace embed::cli {
 namespace {
@@ -82,7 +82,7 @@ int exit_code_for(ErrorKind k) {
 }
 
 std::string presets_help() {
-  std::string s = "Prompt presets (--prompt NAME):\n";
+  std::string s = "Prompt presets (--prompt-name NAME; the model's own prompts come first):\n";
   for (const PromptPreset& p : prompt_presets()) s += "  " + std::string(p.name) + ": " + p.use + "\n";
   return s;
 }
@@ -118,10 +118,11 @@ int embed_main(int argc, char** argv) {
   app.add_option("--pooling", o.pooling, "none, mean, cls, last, rank (default: the model's)");
   app.add_option("--normalize", o.normalize, "-1 none, 0 max-abs (int16 range), 1 L1, 2 L2 (default), p > 2 p-norm");
   app.add_option("--dims", o.dims, "Matryoshka: keep the first N dimensions, then normalize");
-  app.add_option("--prefix", o.prefix, "Text prepended to every line (e.g. 'query: ')");
-  app.add_option("--prompt", o.prompt, "A prompt preset for the model family (see below)");
+  CLI::Option* prefix = app.add_option("--prefix", o.prefix, "Prompt text prepended to every line (e.g. 'query: '); '' turns off the model's default prompt");
+  app.add_option("--prompt-name,--prompt", o.prompt_name, "A prompt by name: the model's own (GGUF metadata), else a preset (see below)");
   app.add_option("--max-tokens", o.max_tokens, "Token limit per line (default: the model's context length)");
   app.add_flag("--truncate", o.truncate, "Cut lines longer than the limit instead of failing");
+  app.add_option("--truncate-direction", o.truncate_direction, "right (default): keep the start of a long line; left: keep its end");
   app.add_option("-t,--threads", o.threads, "CPU threads (default: all cores)");
   app.add_option("--batch-tokens", o.batch_tokens, "Tokens per forward pass (default 4096)");
   app.add_option("-f,--format", o.format, "jsonl (default), json, csv, npy, raw");
@@ -134,6 +135,7 @@ int embed_main(int argc, char** argv) {
   app.add_option("--device", o.device, "cpu (default) or cuda");
   app.add_option("--compat", o.compat, kCompatHelp);
   if (const int rc = parse(app, argc, argv); rc >= 0) return rc;
+  o.prefix_given = prefix->count() > 0;
   if (positional.size() == 2) {
     if (!o.model.empty()) throw Error(ErrorKind::InvalidArgument, "give the model either as the first argument or with --model, not both");
     o.model = positional[0];
@@ -163,6 +165,7 @@ int rerank_main(int argc, char** argv) {
   app.add_option("-q,--query", o.query, "The query")->required();
   app.add_option("-n,--top-n", o.top_n, "Print only the best N");
   app.add_option("--max-tokens", o.max_tokens, "Token limit for query + document (default: the model's context length)");
+  app.add_option("--truncate-direction", o.truncate_direction, "right (default): keep the start of a long document; left: keep its end");
   app.add_option("-f,--format", o.format, "text (default), json, jsonl");
   app.add_option("-t,--threads", o.threads, "CPU threads");
   app.add_flag("--skip-empty", o.skip_empty, "Leave empty lines out instead of failing");
