@@ -63,6 +63,7 @@ Result<std::shared_ptr<const Model>> Model::load(const std::string& path, const 
     d.n_cls_out = info.n_cls_out();
     d.cls_labels = info.cls_labels;
     d.has_rerank_template = !m->rerank_template_.empty();
+    d.rank_probability = info.rank_head.softmax;
     d.prompts = read_model_prompts(f);
     return m;
   });

@@ -80,6 +80,7 @@ struct ModelDescription {
   int64_t n_cls_out = 0;        // outputs of the rank head (0 = none)
   std::vector<std::string> cls_labels;
   bool has_rerank_template = false;
+  bool rank_probability = false;  // rerank scores are probabilities (a softmax head), not logits
   ModelPrompts prompts;         // the model's own prompts (embedding.prompt.* metadata)
 };
 

@@ -39,7 +39,8 @@ void for_input(size_t i, F&& body) {
 
 [[noreturn]] void too_long(size_t i, const char* what, size_t n, int64_t limit) {
   throw InputError(ErrorKind::InvalidArgument, static_cast<int64_t>(i),
-                   std::string(what) + " has " + std::to_string(n) + " tokens, more than the limit of " + std::to_string(limit) + " tokens");
+                   std::string(what) + " has " + std::to_string(n) + " tokens, more than the limit of " + std::to_string(limit) + " tokens",
+                   /*too_long=*/true);
 }
 
 void summarize_truncation(Tokenized& t, size_t n_inputs, int64_t limit, const char* what) {

@@ -15,14 +15,18 @@
 
 namespace embed {
 
-// An error about one input of a request: `index` is its position in the request.
+// An error about one input of a request: `index` is its position in the request; too_long()
+// when it is longer than the request's max_tokens and truncation was not asked for.
 class InputError : public Error {
  public:
-  InputError(ErrorKind kind, int64_t index, const std::string& message) : Error(kind, message), index_(index) {}
+  InputError(ErrorKind kind, int64_t index, const std::string& message, bool too_long = false)
+      : Error(kind, message), index_(index), too_long_(too_long) {}
   int64_t index() const { return index_; }
+  bool too_long() const { return too_long_; }
 
  private:
   int64_t index_;
+  bool too_long_;
 };
 
 // The sequences of one request, in input order.

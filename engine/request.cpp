@@ -8,15 +8,15 @@
 namespace embed {
 namespace {
 
-int64_t row_width(const ModelDescription& d, Pooling p) {
+[[noreturn]] void invalid(const std::string& message) { fail(ErrorKind::InvalidArgument, message); }
+
+}  // namespace
+
+int64_t pooled_width(const ModelDescription& d, Pooling p) {
   if (p == Pooling::Rank) return d.n_cls_out;
   if (p == Pooling::None) return d.d_model;
   return d.embedding_dim;
 }
-
-[[noreturn]] void invalid(const std::string& message) { fail(ErrorKind::InvalidArgument, message); }
-
-}  // namespace
 
 bool parse_truncation_direction(const std::string& s, TruncationDirection* out) {
   std::string l;
@@ -49,7 +49,7 @@ ResolvedRequest resolve_request(const ModelDescription& d, const Request& r, Tas
   out.finish.normalize = r.normalize.value_or(out.pooling == Pooling::Rank ? -1 : 2);
   if (out.finish.normalize < -1)
     invalid("normalize " + std::to_string(out.finish.normalize) + " is not -1 (none), 0 (max-abs), 1 (L1), 2 (L2) or a p > 2");
-  const int64_t width = row_width(d, out.pooling);
+  const int64_t width = pooled_width(d, out.pooling);
   if (r.dimensions < 0 || r.dimensions > width)
     invalid("dimensions " + std::to_string(r.dimensions) + " is outside 1.." + std::to_string(width) + " for this model");
   out.finish.dims = r.dimensions;

@@ -65,6 +65,10 @@ struct ResolvedRequest {
 // with the field at fault as Request names it ("dimensions 1000 is outside 1..384 for this model").
 ResolvedRequest resolve_request(const ModelDescription& model, const Request& r, Task task);
 
+// Width of a pooled row before finishing: n_cls_out for rank, d_model for none (per token), the
+// model's output width otherwise.
+int64_t pooled_width(const ModelDescription& model, Pooling p);
+
 // How to run, not what to compute.
 struct RunSettings {
   int64_t batch_tokens = 0;  // tokens per forward pass; 0 = default (4096, at least the longest input)

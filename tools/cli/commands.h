@@ -94,6 +94,31 @@ struct BenchCommand {
 };
 int run_bench(const BenchCommand& o);
 
+// `embed serve`: the HTTP server (tools/server/, docs/server.md). Defaults follow TEI's.
+struct ServeCommand {
+  std::string model;
+  std::string host = "127.0.0.1";
+  int port = 3000;                       // 0: any free port (printed on stderr)
+  int threads = 0;                       // compute threads (0: all cores)
+  int http_threads = 2;                  // transport threads (HTTP parsing, JSON, tokenization)
+  std::string device = "cpu";
+  std::string compat;
+  std::string model_name;                // default: the file name without .gguf
+  size_t max_concurrent_requests = 512;
+  int64_t max_batch_tokens = 16384;
+  size_t max_client_batch_size = 32;
+  size_t payload_limit = 2000000;
+  bool auto_truncate = false;
+  int64_t max_input_tokens = 0;          // 0: the model's context length
+  int64_t interactive_tokens = 512;
+  std::string api_key;
+  std::string cors;
+  double read_timeout = 30;
+  size_t max_connections = 0;            // 0: max_concurrent_requests + 64
+  double drain_timeout = 60;
+};
+int run_serve(const ServeCommand& o);
+
 struct InfoOptions {
   std::string model;
   bool all_tensors = false;

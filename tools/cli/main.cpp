@@ -108,7 +108,7 @@ constexpr const char* kCompatHelp = "llama.cpp: round activations like llama.cpp
 
 int embed_main(int argc, char** argv) {
   CLI::App app{"embed: text embeddings from GGUF models. One vector per input line, in order.", "embed"};
-  app.footer("Subcommands: embed info | tokenize | rerank | convert | bench  (embed SUBCOMMAND --help)\n\n" + presets_help() +
+  app.footer("Subcommands: embed info | tokenize | rerank | convert | bench | serve  (embed SUBCOMMAND --help)\n\n" + presets_help() +
              "\nExit codes: 0 ok, 1 engine failure, 2 usage error, 3 bad input data, 4 file error.");
   EmbedCommand o;
   std::vector<std::string> positional;
@@ -221,6 +221,34 @@ int bench_main(int argc, char** argv) {
   return run_bench(o);
 }
 
+int serve_main(int argc, char** argv) {
+  CLI::App app{"Serve embeddings and reranking over HTTP: OpenAI, TEI, Jina/Cohere and llama.cpp routes (docs/server.md)",
+               "embed serve"};
+  ServeCommand o;
+  app.add_option("model", o.model, "Model file (GGUF), or 'default'")->required();
+  app.add_option("--host,--hostname", o.host, "Address to listen on (0.0.0.0: every interface)")->capture_default_str();
+  app.add_option("-p,--port", o.port, "Port (0: any free port, printed on stderr)")->capture_default_str();
+  app.add_option("-t,--threads", o.threads, "Compute threads (default: all cores)");
+  app.add_option("--http-threads", o.http_threads, "Transport threads: HTTP, JSON, tokenization")->capture_default_str();
+  app.add_option("--device", o.device, "cpu (default) or cuda");
+  app.add_option("--compat", o.compat, kCompatHelp);
+  app.add_option("--model-name", o.model_name, "Model id in answers and /v1/models (default: the file name)");
+  app.add_option("--max-concurrent-requests", o.max_concurrent_requests, "Requests queued or computing at once; more get 429")->capture_default_str();
+  app.add_option("--max-batch-tokens", o.max_batch_tokens, "Tokens per forward pass, across requests")->capture_default_str();
+  app.add_option("--max-client-batch-size", o.max_client_batch_size, "Inputs per request; more get 413")->capture_default_str();
+  app.add_option("--payload-limit", o.payload_limit, "Request body bytes; more get 413")->capture_default_str();
+  app.add_flag("--auto-truncate", o.auto_truncate, "Truncate long inputs when a request does not say (default: 413)");
+  app.add_option("--max-input-tokens", o.max_input_tokens, "Tokens per input (default: the model's context length)");
+  app.add_option("--interactive-tokens", o.interactive_tokens, "Requests of at most this many tokens skip ahead of bulk ones")->capture_default_str();
+  app.add_option("--api-key", o.api_key, "Require 'Authorization: Bearer KEY' (not on /health and /metrics)");
+  app.add_option("--cors", o.cors, "Allow browsers from this origin ('*' for any)");
+  app.add_option("--read-timeout", o.read_timeout, "Seconds to receive a whole request (slow or idle clients are closed)")->capture_default_str();
+  app.add_option("--max-connections", o.max_connections, "Open connections (default: max-concurrent-requests + 64)");
+  app.add_option("--drain-timeout", o.drain_timeout, "Seconds to finish requests in flight after SIGTERM")->capture_default_str();
+  if (const int rc = parse(app, argc, argv); rc >= 0) return rc;
+  return run_serve(o);
+}
+
 struct Subcommand {
   const char* name;
   int (*main)(int, char**);
@@ -232,6 +260,7 @@ const Subcommand kSubcommands[] = {
     {"tokenize", tokenize_main},
     {"convert", convert_main},
     {"bench", bench_main},
+    {"serve", serve_main},
 };
 
 }  // namespace
