@@ -43,6 +43,8 @@ Result<std::shared_ptr<const Model>> Model::load(const std::string& path, const 
     bo.threads = o.threads;
     bo.cuda_device = o.cuda_device;
     bo.llama_cpp_rounding = o.llama_cpp_rounding;
+    bo.cpu_isa = o.cpu_isa;
+    bo.compute_type = o.compute_type;
     m->loaded_ = LoadedModel::load(path, bo);
     m->options_ = o;
     const gguf::File& f = m->loaded_->file();
@@ -65,6 +67,8 @@ Result<std::shared_ptr<const Model>> Model::load(const std::string& path, const 
     d.has_rerank_template = !m->rerank_template_.empty();
     d.rank_probability = info.rank_head.softmax;
     d.prompts = read_model_prompts(f);
+    d.kernels = m->loaded_->kernel_level();
+    d.compute_type = o.compute_type;
     return m;
   });
 }
@@ -88,7 +92,7 @@ const float* BatchResult::pooled(int32_t seq_id) const {
 }
 
 const float* BatchResult::hidden(int32_t seq_id) const {
-  EMBED_CHECK(!hidden_.empty(), "BatchResult::hidden needs BatchOptions::hidden_states");
+  EMBED_CHECK(!hidden_.empty(), "BatchResult::hidden needs Request::hidden_states");
   return hidden_.data() + token_offsets_[slot(seq_id)] * d_model_;
 }
 

@@ -67,6 +67,11 @@ struct ModelOptions {
   // llama_cpp_rounding): vectors closer to ones made by llama.cpp from the same quantized file,
   // a little further from the model's exact values. See docs/cli.md (--compat llama.cpp).
   bool llama_cpp_rounding = false;
+  // CPU kernel level (Auto: the best this machine runs, or EMBED_ISA) and the arithmetic of
+  // matmuls and attention (F32: f32-grade on every level; BF16 / Int8: faster, see docs/cli.md
+  // --compute-type).
+  CpuIsa cpu_isa = CpuIsa::Auto;
+  ComputeType compute_type = ComputeType::F32;
 };
 
 // What a loaded model is, for callers.
@@ -82,6 +87,8 @@ struct ModelDescription {
   bool has_rerank_template = false;
   bool rank_probability = false;  // rerank scores are probabilities (a softmax head), not logits
   ModelPrompts prompts;         // the model's own prompts (embedding.prompt.* metadata)
+  std::string kernels;          // the kernel level in use: scalar, avx2, avx512, amx (CPU) or cuda
+  ComputeType compute_type = ComputeType::F32;
 };
 
 class Model {

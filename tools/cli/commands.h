@@ -44,6 +44,7 @@ struct EmbedCommand {
   bool exclude_special = false;
   std::string device = "cpu";
   std::string compat;         // "llama.cpp": round activations like llama.cpp (empty: exact)
+  std::string compute_type;   // f32 (default), bf16, int8
 };
 int run_embed(const EmbedCommand& o);
 
@@ -59,6 +60,7 @@ struct RerankCommand {
   bool skip_empty = false;
   std::string device = "cpu";
   std::string compat;
+  std::string compute_type;
 };
 int run_rerank(const RerankCommand& o);
 
@@ -69,10 +71,11 @@ bool is_gguf_file(const std::string& path);
 // --pooling and --truncate-direction as the request type takes them; throws naming the flag.
 std::optional<Pooling> parse_pooling_flag(const std::string& s);
 TruncationDirection parse_direction_flag(const std::string& s);
-// Loads `model` (resolve_model) on --device `device` ("cpu" or "cuda") with `threads` and
-// --compat `compat` ("" or "llama.cpp"); throws the loader's error, or names an unknown value.
+// Loads `model` (resolve_model) on --device `device` ("cpu" or "cuda") with `threads`, --compat
+// `compat` ("" or "llama.cpp") and --compute-type `compute_type` ("", f32, bf16, int8); throws the
+// loader's error, or names an unknown value.
 std::shared_ptr<const Model> load_model(const std::string& model, const std::string& device, int threads,
-                                        const std::string& compat);
+                                        const std::string& compat, const std::string& compute_type);
 
 // `embed bench`: load time, batch throughput, single-text latency and peak RSS of Context::embed.
 struct BenchCommand {
@@ -91,6 +94,7 @@ struct BenchCommand {
   bool json = false;
   std::string device = "cpu";
   std::string compat;
+  std::string compute_type;
 };
 int run_bench(const BenchCommand& o);
 
@@ -103,6 +107,7 @@ struct ServeCommand {
   int http_threads = 2;                  // transport threads (HTTP parsing, JSON, tokenization)
   std::string device = "cpu";
   std::string compat;
+  std::string compute_type;              // f32 (default), bf16, int8
   std::string model_name;                // default: the file name without .gguf
   size_t max_concurrent_requests = 512;
   int64_t max_batch_tokens = 16384;

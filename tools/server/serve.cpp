@@ -36,7 +36,7 @@ void check_config(const ServeCommand& o, const ModelDescription& d, int64_t max_
 }  // namespace
 
 int run_serve(const ServeCommand& o) {
-  const std::shared_ptr<const Model> model = load_model(o.model, o.device, o.threads, o.compat);
+  const std::shared_ptr<const Model> model = load_model(o.model, o.device, o.threads, o.compat, o.compute_type);
   const ModelDescription& d = model->describe();
   const int64_t max_input = o.max_input_tokens > 0 ? o.max_input_tokens : d.n_ctx;
   check_config(o, d, max_input);
