@@ -43,7 +43,6 @@ class CpuBackend final : public Backend {
   void scale(const ScaleArgs& a) override { k_.scale(a, *pool_); }
   void pool(const PoolArgs& a) override { k_.pool(a, *pool_); }
   void softmax(const SoftmaxArgs& a) override { k_.softmax(a, *pool_); }
-  void normalize(const NormalizeArgs& a) override { k_.normalize(a, *pool_); }
 
   CpuIsa isa() const { return k_.isa; }
   ThreadPool& threads() { return *pool_; }

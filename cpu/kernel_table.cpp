@@ -35,7 +35,6 @@ KernelTable scalar_table() {
   t.scale = single_threaded<ScaleArgs, ref::scale>;
   t.pool = single_threaded<PoolArgs, ref::pool>;
   t.softmax = single_threaded<SoftmaxArgs, ref::softmax>;
-  t.normalize = normalize_rows;
   t.pack_matmul_weight = [](const Tensor&) -> std::unique_ptr<PackedWeight> { return nullptr; };
   return t;
 }
@@ -55,7 +54,6 @@ KernelTable avx2_table() {
   t.scale = avx2::scale;
   t.pool = avx2::pool_rows;
   t.softmax = avx2::softmax;
-  t.normalize = normalize_rows;
   t.pack_matmul_weight = pack_panels_if_unquantized;
   return t;
 }

@@ -30,7 +30,6 @@ struct KernelTable {
   void (*scale)(const ScaleArgs&, ThreadPool&) = nullptr;
   void (*pool)(const PoolArgs&, ThreadPool&) = nullptr;
   void (*softmax)(const SoftmaxArgs&, ThreadPool&) = nullptr;
-  void (*normalize)(const NormalizeArgs&, ThreadPool&) = nullptr;
   // Lays a matmul weight out for this level's GEMM once, at load; nullptr (or a null result):
   // the GEMM reads the weight as stored (quantized weights are decoded per call).
   std::unique_ptr<PackedWeight> (*pack_matmul_weight)(const Tensor& w) = nullptr;
@@ -94,7 +93,6 @@ void attention_bf16(const AttentionArgs& a, ThreadPool& pool);
 namespace embed::cpu {
 // Portable kernels cheap enough not to need SIMD (tables do the work).
 void rope_fast(const RopeArgs& a, ThreadPool& pool);
-void normalize_rows(const NormalizeArgs& a, ThreadPool& pool);
 // GEMM output y = (accumulate ? y : 0) + bias over rows [i0, i1) x columns [j0, j1): the starting
 // value every k-block's partial sums are added to, the same whatever the tiling or ISA.
 void init_matmul_output(const MatmulArgs& a, int64_t i0, int64_t i1, int64_t j0, int64_t j1);

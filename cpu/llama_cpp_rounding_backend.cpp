@@ -40,7 +40,6 @@ class LlamaCppRoundingBackend final : public Backend {
   void scale(const ScaleArgs& a) override { inner_->scale(a); }
   void pool(const PoolArgs& a) override { inner_->pool(a); }
   void softmax(const SoftmaxArgs& a) override { inner_->softmax(a); }
-  void normalize(const NormalizeArgs& a) override { inner_->normalize(a); }
 
   void matmul(const MatmulArgs& in) override {
     MatmulArgs a = in;

@@ -70,7 +70,6 @@ class CudaBackend final : public Backend {
   void scale(const ScaleArgs& a) override { use_device(); launch_scale(a, stream_); }
   void pool(const PoolArgs& a) override { use_device(); launch_pool(a, stream_); }
   void softmax(const SoftmaxArgs& a) override { use_device(); launch_softmax(a, stream_); }
-  void normalize(const NormalizeArgs& a) override { use_device(); launch_normalize(a, stream_); }
 
  private:
   // The current device is per host thread, and a Runner may call from any thread.

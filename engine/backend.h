@@ -22,7 +22,7 @@
 namespace embed {
 
 enum class Op {
-  Gather, Matmul, LayerNorm, RmsNorm, Rope, Attention, Activation, Glu, Add, Scale, Pool, Softmax, Normalize,
+  Gather, Matmul, LayerNorm, RmsNorm, Rope, Attention, Activation, Glu, Add, Scale, Pool, Softmax,
 };
 const char* op_name(Op op);
 
@@ -152,16 +152,6 @@ struct SoftmaxArgs {
   Tensor y;                        // may alias x
 };
 
-// y[r, :dims] = x[r, :dims] / norm_p(x[r, :dims]) with llama.cpp's embd_normalize codes:
-// p = -1 none, 0 max-abs scaled to int16 range (x * 32760 / max|x|), 1 L1, 2 L2, p > 2 p-norm.
-// A zero row stays zero.
-struct NormalizeArgs {
-  Tensor x;                        // [rows, cols] F32
-  Tensor y;                        // [rows, dims] F32; may alias x only when dims == cols
-  int dims = 0;                    // 0 < dims <= cols: Matryoshka truncation before normalizing
-  int p = 2;
-};
-
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -199,7 +189,6 @@ class Backend {
   virtual void scale(const ScaleArgs& a) = 0;
   virtual void pool(const PoolArgs& a) = 0;
   virtual void softmax(const SoftmaxArgs& a) = 0;
-  virtual void normalize(const NormalizeArgs& a) = 0;
 };
 
 // Owning device buffer (RAII over Backend::alloc/free).
