@@ -37,9 +37,9 @@ def rss_mib(pid):
     return 0.0
 
 
-def wait_http(url, seconds=600):
+def wait_http(url, proc, seconds=600):
     end = time.time() + seconds
-    while time.time() < end:
+    while time.time() < end and proc.poll() is None:
         try:
             urllib.request.urlopen(url, timeout=2).read()
             return True
@@ -64,7 +64,7 @@ class Engine:
         self.log = tempfile.NamedTemporaryFile("w+", prefix=f"server_bench_{self.name}_", suffix=".log", delete=False)
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT, env=env)
         self.base = f"http://127.0.0.1:{port}"
-        if not wait_http(self.base + self.health):
+        if not wait_http(self.base + self.health, self.proc):
             self.stop()
             raise RuntimeError(f"{self.name} did not start; log: {self.log.name}")
 
@@ -216,7 +216,7 @@ def main():
         "llama": Engine("llama", [a.llama_python, "-m", "llama_cpp.server", "--model", a.model, "--embedding", "true", "--n_threads",
                                   str(a.threads), "--n_threads_batch", str(a.threads), "--n_ctx", "512", "--n_batch", "512", "--n_ubatch", "512",
                                   "--host", "127.0.0.1", "--port", "{port}"], "/v1/embeddings", "llama", "/v1/models"),
-        "infinity": Engine("infinity", [a.infinity_python, "-m", "infinity_emb.infinity_server", "v2", "--model-id", a.hf_dir or "", "--engine",
+        "infinity": Engine("infinity", [os.path.join(os.path.dirname(a.infinity_python), "infinity_emb"), "v2", "--model-id", a.hf_dir or "", "--engine",
                                         "torch", "--device", "cpu", "--batch-size", str(a.batch), "--port", "{port}", "--url-prefix", ""],
                            "/embeddings", a.hf_dir or "", "/health", env={"OMP_NUM_THREADS": str(a.threads), "HF_HUB_OFFLINE": "1"}),
     }
