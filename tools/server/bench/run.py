@@ -105,6 +105,18 @@ def token_counts(embed, model, texts):
     return [len(line.split()) for line in out.splitlines()]
 
 
+def settle(engine, body):
+    """Waits until the server answers a lone request: work queued by the last phase (a server that
+    keeps computing requests wrk has stopped waiting for) must not count against the next."""
+    end = time.time() + 300
+    while time.time() < end:
+        try:
+            post(engine.base + engine.route, body)
+            return
+        except Exception:
+            time.sleep(1)
+
+
 def measure(engine, texts, tokens, a):
     body = lambda ts: {"input": ts, "model": engine.model_id}
     batches = [texts[i:i + a.batch] for i in range(0, len(texts) - a.batch + 1, a.batch)]
@@ -112,12 +124,14 @@ def measure(engine, texts, tokens, a):
     res = {"engine": engine.name}
     wrk(engine.base, engine.route, [body(b) for b in batches[:4]], 2, 2)  # warm-up
     sat = wrk(engine.base, engine.route, [body(b) for b in batches], a.concurrency, a.duration)
+    settle(engine, body([SHORT_QUERY]))
     ok = sat["statuses"].get("200", 0)
     res["saturation"] = {"requests": sat["requests"], "ok": ok, "tokens_per_s": ok * batch_tokens / (sat["duration_us"] / 1e6),
                          "texts_per_s": ok * a.batch / (sat["duration_us"] / 1e6)}
     single = [body([t]) for t in texts[:256]]
     rss0 = rss_mib(engine.proc.pid)
     load = wrk(engine.base, engine.route, single, a.clients, a.duration)
+    settle(engine, body([SHORT_QUERY]))
     statuses = load["statuses"]
     failures = sum(n for code, n in statuses.items() if code not in ("200", "429")) + sum(load["errors"].values()) - load["errors"]["status"]
     res["clients"] = {"connections": a.clients, "seconds": a.duration, "requests": load["requests"], "ok": statuses.get("200", 0),
@@ -135,6 +149,7 @@ def measure(engine, texts, tokens, a):
     time.sleep(2)
     under = wrk(engine.base, engine.route, [body([SHORT_QUERY])], 1, a.duration, threads=1)
     bulk.communicate()
+    settle(engine, body([SHORT_QUERY]))
     os.unlink(f.name)
     res["short_under_bulk"] = {"requests": under["requests"], "p50_ms": under["latency_us"]["p50"] / 1e3,
                                "p99_ms": under["latency_us"]["p99"] / 1e3}
