@@ -18,6 +18,7 @@
 namespace embed::cpu::amx {
 namespace {
 
+using attention_detail::SeqRows;
 using attention_detail::softmax_row;
 using attention_detail::Task;
 using attention_detail::visible_range;
@@ -43,14 +44,14 @@ struct Scratch {
 template <int Parts>
 class TileAttention {
  public:
-  TileAttention(const AttentionArgs& a, const Task& t, Scratch& s) : a_(a), t_(t), s_(s), d_(a.d_head), d_blocks_(a.d_head / 32) {
-    begin_ = a.cu_seqlens_host[t.seq];
-    len_ = a.cu_seqlens_host[t.seq + 1] - begin_;
-    // Key blocks start at multiples of 32 in the sequence, whatever the task's first query, so a
-    // query's products are grouped the same way in every batch; keys before the window get p = 0.
-    kbegin_ = a.window_left >= 0 ? std::max(0, t.q0 - a.window_left) / kKeyBlock * kKeyBlock : 0;
-    kend_ = a.causal ? t.q1 : len_;
-    if (a.window_right >= 0) kend_ = std::min(kend_, t.q1 + a.window_right);
+  TileAttention(const AttentionArgs& a, const Task& t, Scratch& s)
+      : a_(a), t_(t), s_(s), d_(a.d_head), d_blocks_(a.d_head / 32), r_(attention_detail::seq_rows(a, t.seq)) {
+    // Key blocks start at multiples of 32 in the sequence's keys, whatever the task's first query,
+    // so a query's products are grouped the same way in every batch; keys before the window get
+    // p = 0. (With kv_rows, keys of earlier positions, the caller keeps row 0 of a sequence's keys
+    // at a multiple of 32 positions for results equal to one pass.)
+    attention_detail::task_keys(a, r_, t.q0, t.q1, &kbegin_, &kend_);
+    kbegin_ = kbegin_ / kKeyBlock * kKeyBlock;
     n_keys_ = kend_ - kbegin_;
     key_blocks_ = (n_keys_ + kKeyBlock - 1) / kKeyBlock;
     ld_ = key_blocks_ * kKeyBlock;
@@ -78,7 +79,7 @@ class TileAttention {
   void pack_keys() {
     const int key_tiles = key_blocks_ * 2;
     s_.kt.resize(static_cast<size_t>(key_tiles * d_blocks_ * Parts * kTileElems));
-    const float* k = a_.k.ptr<const float>() + static_cast<int64_t>(begin_ + kbegin_) * a_.k.cols + t_.kv_head * d_;
+    const float* k = a_.k.ptr<const float>() + static_cast<int64_t>(r_.kv_begin + kbegin_) * a_.k.cols + t_.kv_head * d_;
     for (int jt = 0; jt < key_tiles; jt++) {
       const int valid = std::clamp(n_keys_ - jt * kTileRows, 0, kTileRows);
       for (int db = 0; db < d_blocks_; db++) {
@@ -94,7 +95,7 @@ class TileAttention {
   void pack_values() {
     const int d_tiles = d_ / 16;
     s_.vt.resize(static_cast<size_t>(key_blocks_ * d_tiles * Parts * kTileElems));
-    const float* v = a_.v.ptr<const float>() + static_cast<int64_t>(begin_ + kbegin_) * a_.v.cols + t_.kv_head * d_;
+    const float* v = a_.v.ptr<const float>() + static_cast<int64_t>(r_.kv_begin + kbegin_) * a_.v.cols + t_.kv_head * d_;
     for (int kb = 0; kb < key_blocks_; kb++)
       for (int dc = 0; dc < d_tiles; dc++) {
         uint16_t* dst = s_.vt.data() + ((kb * d_tiles + dc) * Parts) * kTileElems;
@@ -115,7 +116,7 @@ class TileAttention {
   // Q tiles of queries [i0, i0 + rows) of head h (rows past `rows` are zero).
   void pack_queries(int h, int i0, int rows) {
     s_.qt.resize(static_cast<size_t>(d_blocks_ * Parts * kTileElems));
-    const float* q = a_.q.ptr<const float>() + static_cast<int64_t>(begin_ + i0) * a_.q.cols + h * d_;
+    const float* q = a_.q.ptr<const float>() + static_cast<int64_t>(r_.q_begin + i0) * a_.q.cols + h * d_;
     alignas(64) static const float zeros[32] = {};
     for (int db = 0; db < d_blocks_; db++) {
       uint16_t* hi = s_.qt.data() + db * Parts * kTileElems;
@@ -181,7 +182,7 @@ class TileAttention {
   void query_tile(int h, int i0, int rows) {
     int lo[kTileRows], hi[kTileRows], kmin = n_keys_, kmax = 0;
     for (int r = 0; r < rows; r++) {
-      visible_range(a_, i0 + r, len_, &lo[r], &hi[r]);
+      visible_range(a_, r_.offset + i0 + r, r_.kv_len, &lo[r], &hi[r]);
       lo[r] -= kbegin_;
       hi[r] -= kbegin_;
       kmin = std::min(kmin, lo[r]);
@@ -208,7 +209,7 @@ class TileAttention {
         else round32(src, dst + r * 32);
       }
     }
-    float* o = a_.out.ptr<float>() + static_cast<int64_t>(begin_ + i0) * a_.out.cols + h * d_;
+    float* o = a_.out.ptr<float>() + static_cast<int64_t>(r_.q_begin + i0) * a_.out.cols + h * d_;
     for (int dc2 = 0; dc2 < d_ / 32; dc2++) {
       output_pair(dc2, kb0, kb1);
       for (int r = 0; r < rows; r++) {
@@ -224,7 +225,8 @@ class TileAttention {
   const Task& t_;
   Scratch& s_;
   const int d_, d_blocks_;
-  int begin_ = 0, len_ = 0, kbegin_ = 0, kend_ = 0, n_keys_ = 0, key_blocks_ = 0, ld_ = 0;
+  const SeqRows r_;
+  int kbegin_ = 0, kend_ = 0, n_keys_ = 0, key_blocks_ = 0, ld_ = 0;
 };
 
 template <int Parts>

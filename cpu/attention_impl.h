@@ -28,12 +28,37 @@ struct Task {
   int seq, kv_head, q0, q1;  // queries [q0, q1) relative to the sequence start
 };
 
-// Visible keys [lo, hi) of query i in a sequence of `len` tokens.
+// Where sequence s is: its queries are rows [q_begin, q_begin + q_len) of q and out, its keys
+// rows [kv_begin, kv_begin + kv_len) of k and v, and query i sits at key position offset + i
+// (offset > 0 only with AttentionArgs::kv_rows, keys of earlier positions).
+struct SeqRows {
+  int q_begin, q_len, kv_begin, kv_len, offset;
+};
+
+inline SeqRows seq_rows(const AttentionArgs& a, int s) {
+  SeqRows r;
+  r.q_begin = a.cu_seqlens_host[s];
+  r.q_len = a.cu_seqlens_host[s + 1] - r.q_begin;
+  const int32_t* cu_kv = a.kv_rows.on() ? a.kv_rows.cu_seqlens_host : a.cu_seqlens_host;
+  r.kv_begin = cu_kv[s];
+  r.kv_len = cu_kv[s + 1] - r.kv_begin;
+  r.offset = r.kv_len - r.q_len;
+  return r;
+}
+
+// Visible keys [lo, hi) of the query at key position i in a sequence of `len` keys.
 inline void visible_range(const AttentionArgs& a, int i, int len, int* lo, int* hi) {
   *lo = 0;
   *hi = a.causal ? i + 1 : len;
   if (a.window_left >= 0) *lo = std::max(*lo, i - a.window_left);
   if (a.window_right >= 0) *hi = std::min(*hi, i + a.window_right + 1);
+}
+
+// Keys [*begin, *end) that the queries [q0, q1) of a sequence can see (positions as visible_range).
+inline void task_keys(const AttentionArgs& a, const SeqRows& r, int q0, int q1, int* begin, int* end) {
+  *begin = a.window_left >= 0 ? std::max(0, r.offset + q0 - a.window_left) : 0;
+  *end = a.causal ? r.offset + q1 : r.kv_len;
+  if (a.window_right >= 0) *end = std::min(*end, r.offset + q1 + a.window_right);
 }
 
 // p[0, n) = exp(scale * s - max) over [lo, hi), 0 elsewhere; returns the sum (8 lanes, then scalar).
@@ -74,10 +99,11 @@ float softmax_row(float* s, int n, int lo, int hi, float scale) {
 template <class Tile>
 void attend_tile(const AttentionArgs& a, const Task& t, int h, int i0, int mr, const float* kt, int ld, int kbase, float* scores) {
   const int d = a.d_head;
-  const int begin = a.cu_seqlens_host[t.seq], len = a.cu_seqlens_host[t.seq + 1] - begin;
-  int lo[kMR], hi[kMR], kmin = len, kmax = 0;
+  const SeqRows sr = seq_rows(a, t.seq);
+  const int begin = sr.q_begin;
+  int lo[kMR], hi[kMR], kmin = sr.kv_len, kmax = 0;
   for (int r = 0; r < mr; r++) {
-    visible_range(a, i0 + r, len, &lo[r], &hi[r]);
+    visible_range(a, sr.offset + i0 + r, sr.kv_len, &lo[r], &hi[r]);
     lo[r] -= kbase;
     hi[r] -= kbase;
     kmin = std::min(kmin, lo[r]);
@@ -95,7 +121,7 @@ void attend_tile(const AttentionArgs& a, const Task& t, int h, int i0, int mr, c
     inv[r] = 1.0f / softmax_row(scores + r * ld + j_begin, width, lo[r] - j_begin, hi[r] - j_begin, a.scale);
   // O[mr][d] = P[mr][j_begin, kmax) . V[j_begin, kmax)[d], then each row scaled by 1 / its softmax sum.
   float* o = a.out.ptr<float>() + static_cast<int64_t>(begin + i0) * a.out.cols + h * d;
-  const float* v = a.v.ptr<const float>() + static_cast<int64_t>(begin + kbase + j_begin) * a.v.cols + t.kv_head * d;
+  const float* v = a.v.ptr<const float>() + static_cast<int64_t>(sr.kv_begin + kbase + j_begin) * a.v.cols + t.kv_head * d;
   for (int r = 0; r < mr; r++) std::memset(o + r * a.out.cols, 0, sizeof(float) * d);
   for (int c0 = 0; c0 < d; c0 += Tile::kNR)
     Tile::run(mr, width, scores + j_begin, ld, v + c0, a.v.cols, o + c0, a.out.cols, std::min(Tile::kNR, d - c0));
@@ -124,19 +150,17 @@ void attention(const AttentionArgs& a, ThreadPool& pool) {
   }
   pool.run(static_cast<int64_t>(tasks.size()), [&](int64_t ti) {
     const Task& t = tasks[static_cast<size_t>(ti)];
-    const int begin = a.cu_seqlens_host[t.seq];
-    const int len = a.cu_seqlens_host[t.seq + 1] - begin;
+    const SeqRows sr = seq_rows(a, t.seq);
     // Keys any query of the block can see: [kbegin, kend) (each query's own range is applied in
     // attend_tile). Only those are transposed.
-    int kbegin = 0, kend = a.causal ? t.q1 : len;
-    if (a.window_left >= 0) kbegin = std::max(0, t.q0 - a.window_left);
-    if (a.window_right >= 0) kend = std::min(kend, t.q1 + a.window_right);
+    int kbegin, kend;
+    task_keys(a, sr, t.q0, t.q1, &kbegin, &kend);
     const int ld = (kend - kbegin + Tile::kNR - 1) / Tile::kNR * Tile::kNR;  // padded: tiles never leave the rows
     thread_local std::vector<float> kt, scores;
     kt.assign(static_cast<size_t>(d) * ld, 0.0f);
     scores.resize(static_cast<size_t>(kMR) * ld);
     for (int j = kbegin; j < kend; j++) {
-      const float* k = a.k.ptr<const float>() + static_cast<int64_t>(begin + j) * a.k.cols + t.kv_head * d;
+      const float* k = a.k.ptr<const float>() + static_cast<int64_t>(sr.kv_begin + j) * a.k.cols + t.kv_head * d;
       for (int c = 0; c < d; c++) kt[static_cast<size_t>(c) * ld + (j - kbegin)] = k[c];
     }
     for (int h = t.kv_head * group; h < (t.kv_head + 1) * group; h++)

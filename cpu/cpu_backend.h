@@ -25,6 +25,7 @@ class CpuBackend final : public Backend {
   void free(void* p) override;
   void upload(void* dst, const void* src, size_t bytes) override;
   void download(void* dst, const void* src, size_t bytes) override;
+  void copy(void* dst, const void* src, size_t bytes) override { upload(dst, src, bytes); }
   void sync() override {}
   Tensor load_weight(const Tensor& host, WeightUse use) override;
   void release_weight(const Tensor& t) override;

@@ -26,6 +26,7 @@ class LlamaCppRoundingBackend final : public Backend {
   void free(void* p) override { inner_->free(p); }
   void upload(void* dst, const void* src, size_t bytes) override { inner_->upload(dst, src, bytes); }
   void download(void* dst, const void* src, size_t bytes) override { inner_->download(dst, src, bytes); }
+  void copy(void* dst, const void* src, size_t bytes) override { inner_->copy(dst, src, bytes); }
   void sync() override { inner_->sync(); }
   Tensor load_weight(const Tensor& host, WeightUse use) override { return inner_->load_weight(host, use); }
   void release_weight(const Tensor& t) override { inner_->release_weight(t); }

@@ -5,8 +5,9 @@
 // Geometry: block (sequence, query tile of 16, head); 4 warps x 4 queries. Per key tile of 32:
 // lane j scores key j for the warp's 4 queries (q broadcast from shared memory), the warp updates
 // max/sum with butterfly reductions, then each lane accumulates p . v for d_head / 32 columns.
-// Tiles are counted from the sequence start, so a sequence's output is bit-identical whatever
-// it is packed with. Dynamic shared memory: Q 16 x D, K 32 x (D + 1), V 32 x D, P 16 x 32 floats.
+// Tiles are counted from the sequence's first key, so a sequence's output is bit-identical
+// whatever it is packed with. With keys of earlier positions (AttentionArgs::kv_rows) the
+// queries sit at the end of the sequence's keys. Dynamic shared memory: Q 16 x D, K 32 x (D + 1), V 32 x D, P 16 x 32 floats.
 #include "cuda/attention_common.cuh"
 #include "cuda/kernels.cuh"
 
@@ -38,8 +39,9 @@ __device__ __forceinline__ void load_rows(float* dst, int pitch, int rows, const
   }
 }
 
-// Folds one key tile into the warp's queries: lane j scores key kt + j, the warp rescales its
-// running sums to the new maxima, and the probabilities go to `ps` for the p . v product.
+// Folds one key tile into the warp's queries (at key positions q_first ..): lane j scores key
+// kt + j of `len`, the warp rescales its running sums to the new maxima, and the probabilities go
+// to `ps` for the p . v product.
 template <int D>
 __device__ __forceinline__ void softmax_tile(const AttentionParams& p, WarpQueries<D>& w, const float* qs, const float* ks,
                                              float* ps, int q_first, int kt, int len) {
@@ -93,17 +95,18 @@ __global__ void __launch_bounds__(kWarps * 32) attention_kernel(AttentionParams 
   float* vs = ks + kKeys * (D + 1);       // [kKeys][D]
   float* ps = vs + kKeys * D;             // [kQueries][kKeys]
   const int h = static_cast<int>(blockIdx.z), warp = static_cast<int>(threadIdx.x >> 5);
-  const int begin = p.cu_seqlens[blockIdx.x], len = p.cu_seqlens[blockIdx.x + 1] - begin;
+  const SeqSpan sp = seq_span(p, static_cast<int>(blockIdx.x));
+  const int begin = sp.q_begin, len = sp.q_len, kv_len = sp.kv_len;
   const int q0 = static_cast<int>(blockIdx.y) * kQueries, q_first = q0 + warp * kQueriesPerWarp;
   if (q0 >= len) return;  // the whole block: grid.y covers the longest sequence
   const int q_last = std::min(q0 + kQueries, len) - 1, d = p.d_head;
   const int64_t q_col = int64_t{h} * d, kv_col = int64_t{h / p.group} * d;
   const float* seq_q = p.q + begin * p.q_stride;
-  const float* seq_k = p.k + begin * p.kv_stride;
-  const float* seq_v = p.v + begin * p.kv_stride;
+  const float* seq_k = p.k + sp.kv_begin * p.kv_stride;
+  const float* seq_v = p.v + sp.kv_begin * p.kv_stride;
   load_rows<D>(qs, D, kQueries, seq_q, p.q_stride, q_col, q0, len, d);
   int k_begin, k_end;
-  key_range(p, q0, q_last, len, kKeys, &k_begin, &k_end);
+  key_range(p, sp.offset + q0, sp.offset + q_last, kv_len, kKeys, &k_begin, &k_end);
 
   WarpQueries<D> w;
 #pragma unroll
@@ -116,10 +119,10 @@ __global__ void __launch_bounds__(kWarps * 32) attention_kernel(AttentionParams 
   float* warp_ps = ps + warp * kQueriesPerWarp * kKeys;
   for (int kt = k_begin; kt < k_end; kt += kKeys) {
     __syncthreads();  // the previous tile is no longer read (and the q tile is written)
-    load_rows<D>(ks, D + 1, kKeys, seq_k, p.kv_stride, kv_col, kt, len, d);
-    load_rows<D>(vs, D, kKeys, seq_v, p.kv_stride, kv_col, kt, len, d);
+    load_rows<D>(ks, D + 1, kKeys, seq_k, p.kv_stride, kv_col, kt, kv_len, d);
+    load_rows<D>(vs, D, kKeys, seq_v, p.kv_stride, kv_col, kt, kv_len, d);
     __syncthreads();
-    softmax_tile<D>(p, w, qs + warp * kQueriesPerWarp * D, ks, warp_ps, q_first, kt, len);
+    softmax_tile<D>(p, w, qs + warp * kQueriesPerWarp * D, ks, warp_ps, sp.offset + q_first, kt, kv_len);
     __syncwarp();  // the warp's probabilities are written
     accumulate_values<D>(w, vs, warp_ps);
   }

@@ -6,8 +6,9 @@
 // key tiles (64 keys; 32 when d_head > 128): the first finds each row's max and sum of
 // exponentials, the second forms P = exp(S - max) in f16 and accumulates P.V in fragments, so
 // nothing is rescaled; for d_head > 128 the second pass runs once per 128 output columns. In each
-// warp, lanes 2r and 2r+1 own score row r (half the columns each). Tiles count from the sequence
-// start: a sequence's output does not depend on its neighbours (unless the batch-wide f16 shift
+// warp, lanes 2r and 2r+1 own score row r (half the columns each). Tiles count from the sequence's
+// first key (keys may start before the queries: AttentionArgs::kv_rows): a sequence's output does
+// not depend on its neighbours (unless the batch-wide f16 shift
 // differs, which needs values beyond 65504).
 #include "cuda/attention_common.cuh"
 #include "cuda/kernels.cuh"
@@ -64,7 +65,8 @@ __device__ __forceinline__ void scores_to_shared(const Half* q_rows, const Half*
   __syncwarp();
 }
 
-// First pass over one tile: this lane's half of its row updates the row's running max and sum.
+// First pass over one tile: this lane's half of its row updates the row's running max and sum
+// (qi: the row's key position; len: keys of the sequence).
 template <int D>
 __device__ __forceinline__ void update_row_stats(const AttentionParams& p, const float* scores, float score_scale, int qi,
                                                  int kt, int len, float* m, float* l) {
@@ -123,27 +125,28 @@ __global__ void __launch_bounds__(kThreads) attention_tc_kernel(AttentionParams 
   float* row_sum = reinterpret_cast<float*>(warp_area + T::kScoreBytes + T::kProbBytes);
   float* staging = reinterpret_cast<float*>(kh) + warp * kRows * T::kOutPitch;  // after the last tile only
 
-  const int h = static_cast<int>(blockIdx.z), begin = p.cu_seqlens[blockIdx.x], len = p.cu_seqlens[blockIdx.x + 1] - begin;
-  const int q0 = static_cast<int>(blockIdx.y) * kQueries, q_first = q0 + warp * kRows, qi = q_first + (lane >> 1);
+  const SeqSpan sp = seq_span(p, static_cast<int>(blockIdx.x));
+  const int h = static_cast<int>(blockIdx.z), begin = sp.q_begin, len = sp.q_len, kv_len = sp.kv_len;
+  const int q0 = static_cast<int>(blockIdx.y) * kQueries, q_first = q0 + warp * kRows, qi = sp.offset + q_first + (lane >> 1);
   if (q0 >= len) return;  // the whole block
   const int d = p.d_head, d16 = d / 16, sq = half_shift(__uint_as_float(p.absmax[0])), sk = half_shift(__uint_as_float(p.absmax[1]));
   const int sv = half_shift(__uint_as_float(p.absmax[2]));
   const float score_scale = p.scale * ldexpf(1.0f, sq + sk);
   const int64_t q_col = int64_t{h} * d, kv_col = int64_t{h / p.group} * d;
-  const float* seq_k = p.k + begin * p.kv_stride;
-  const float* seq_v = p.v + begin * p.kv_stride;
+  const float* seq_k = p.k + sp.kv_begin * p.kv_stride;
+  const float* seq_v = p.v + sp.kv_begin * p.kv_stride;
   load_half_rows<D>(qh, T::kHalfPitch, kQueries, p.q + begin * p.q_stride, p.q_stride, q_col, q0, len, d, ldexpf(1.0f, -sq));
   int k_begin, k_end;
-  key_range(p, q0, std::min(q0 + kQueries, len) - 1, len, T::kKeys, &k_begin, &k_end);
+  key_range(p, sp.offset + q0, sp.offset + std::min(q0 + kQueries, len) - 1, kv_len, T::kKeys, &k_begin, &k_end);
   const Half* q_rows = qh + warp * kRows * T::kHalfPitch;
 
   float m = -INFINITY, l = 0.0f;
   for (int kt = k_begin; kt < k_end; kt += T::kKeys) {
     __syncthreads();  // the previous tile is no longer read (and the q tile is written)
-    load_half_rows<D>(kh, T::kHalfPitch, T::kKeys, seq_k, p.kv_stride, kv_col, kt, len, d, ldexpf(1.0f, -sk));
+    load_half_rows<D>(kh, T::kHalfPitch, T::kKeys, seq_k, p.kv_stride, kv_col, kt, kv_len, d, ldexpf(1.0f, -sk));
     __syncthreads();
     scores_to_shared<D>(q_rows, kh, scores, d16);
-    update_row_stats<D>(p, scores, score_scale, qi, kt, len, &m, &l);
+    update_row_stats<D>(p, scores, score_scale, qi, kt, kv_len, &m, &l);
   }
   if ((lane & 1) == 0) row_sum[lane >> 1] = l;
   for (int chunk = 0; chunk < d; chunk += T::kCols) {
@@ -151,11 +154,11 @@ __global__ void __launch_bounds__(kThreads) attention_tc_kernel(AttentionParams 
     for (auto& f : acc) wmma::fill_fragment(f, 0.0f);
     for (int kt = k_begin; kt < k_end; kt += T::kKeys) {
       __syncthreads();
-      load_half_rows<D>(kh, T::kHalfPitch, T::kKeys, seq_k, p.kv_stride, kv_col, kt, len, d, ldexpf(1.0f, -sk));
-      load_half_rows<D>(vh, T::kHalfPitch, T::kKeys, seq_v, p.kv_stride, kv_col, kt, len, d, ldexpf(1.0f, -sv));
+      load_half_rows<D>(kh, T::kHalfPitch, T::kKeys, seq_k, p.kv_stride, kv_col, kt, kv_len, d, ldexpf(1.0f, -sk));
+      load_half_rows<D>(vh, T::kHalfPitch, T::kKeys, seq_v, p.kv_stride, kv_col, kt, kv_len, d, ldexpf(1.0f, -sv));
       __syncthreads();
       scores_to_shared<D>(q_rows, kh, scores, d16);
-      accumulate_tile<D>(p, scores, probs, vh, score_scale, m, qi, kt, len, chunk, acc);
+      accumulate_tile<D>(p, scores, probs, vh, score_scale, m, qi, kt, kv_len, chunk, acc);
     }
     __syncthreads();  // every warp is done with the k and v tiles: the staging reuses them
 #pragma unroll

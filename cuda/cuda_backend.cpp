@@ -52,6 +52,7 @@ class CudaBackend final : public Backend {
   void free(void* p) override;
   void upload(void* dst, const void* src, size_t bytes) override;
   void download(void* dst, const void* src, size_t bytes) override;
+  void copy(void* dst, const void* src, size_t bytes) override;
   void sync() override;
   Tensor load_weight(const Tensor& host, WeightUse use) override;
   void release_weight(const Tensor& t) override { free(t.data); }
@@ -162,6 +163,12 @@ void CudaBackend::download(void* dst, const void* src, size_t bytes) {
   use_device();
   if (bytes) EMBED_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream_));
   EMBED_CUDA_CHECK(cudaStreamSynchronize(stream_));
+}
+
+void CudaBackend::copy(void* dst, const void* src, size_t bytes) {
+  if (bytes == 0) return;
+  use_device();
+  EMBED_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream_));
 }
 
 void CudaBackend::sync() {

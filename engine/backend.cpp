@@ -1,7 +1,16 @@
-// Names for the Backend interface's enums (shared by every backend and by error messages).
+// Names for the Backend interface's enums (shared by every backend and by error messages), and
+// the default device-to-device copy.
 #include "engine/backend.h"
 
+#include <vector>
+
 namespace embed {
+
+void Backend::copy(void* dst, const void* src, size_t bytes) {
+  std::vector<unsigned char> host(bytes);
+  download(host.data(), src, bytes);
+  upload(dst, host.data(), bytes);
+}
 
 const char* op_name(Op op) {
   switch (op) {

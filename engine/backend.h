@@ -84,13 +84,27 @@ struct RopeArgs {
   float freq_scale = 1.0f;         // linear scaling: position * freq_scale
 };
 
+// Keys and values that start before the queries (a KV cache: a long sequence run in pieces keeps
+// the keys and values of its earlier pieces). Off while cu_seqlens_host is null. When on, k and v
+// hold sequence s's keys in their rows [cu[s], cu[s+1]) (len_kv of them), which end with the keys
+// of its current tokens: query i of s (0-based in the current piece, len_q of them) sits at key
+// position len_kv - len_q + i, and the causal mask and the windows compare these positions.
+struct AttentionKvRows {
+  const int32_t* cu_seqlens = nullptr;       // [n_seqs + 1] device
+  const int32_t* cu_seqlens_host = nullptr;  // the same, on the host
+  int max_seqlen = 0;                        // longest len_kv
+  bool on() const { return cu_seqlens_host != nullptr; }
+};
+
 // Scaled dot-product attention over packed sequences: token t of sequence s attends only to
 // tokens of s, subject to the causal flag and the window. Query i sees key j iff
-// (!causal || j <= i) && (window_left < 0 || i - j <= window_left) && (window_right < 0 || j - i <= window_right).
+// (!causal || j <= i) && (window_left < 0 || i - j <= window_left) && (window_right < 0 || j - i <= window_right),
+// with i and j positions in the sequence (with kv_rows: key positions, see AttentionKvRows).
+// Optional features are members that are off by default; a kernel treats each one whole.
 struct AttentionArgs {
   Tensor q;                        // [n_tokens, n_heads * d_head] F32
-  Tensor k;                        // [n_tokens, n_kv_heads * d_head] F32
-  Tensor v;                        // [n_tokens, n_kv_heads * d_head] F32
+  Tensor k;                        // [n_tokens, n_kv_heads * d_head] F32 ([n_kv_tokens, ...] with kv_rows)
+  Tensor v;                        // [n_tokens, n_kv_heads * d_head] F32 (likewise)
   Tensor out;                      // [n_tokens, n_heads * d_head] F32; must not alias q/k/v
   const int32_t* cu_seqlens = nullptr;       // [n_seqs + 1] device: sequence s is [cu[s], cu[s+1])
   const int32_t* cu_seqlens_host = nullptr;  // the same, on the host
@@ -103,6 +117,7 @@ struct AttentionArgs {
   bool causal = false;
   int window_left = -1;            // -1: unlimited
   int window_right = -1;
+  AttentionKvRows kv_rows;         // keys of earlier positions (off: k, v rows are q's tokens)
 };
 
 // y = act(x), elementwise.
@@ -165,6 +180,9 @@ class Backend {
   virtual void free(void* p) = 0;
   virtual void upload(void* dst, const void* src, size_t bytes) = 0;    // host -> backend
   virtual void download(void* dst, const void* src, size_t bytes) = 0;  // backend -> host (syncs)
+  // backend -> backend, not overlapping (the KV cache moves the rows it keeps). The default goes
+  // through the host; backends override it with a direct copy.
+  virtual void copy(void* dst, const void* src, size_t bytes);
   virtual void sync() = 0;
   // Makes a weight usable by kernels: the CPU returns the host view itself (zero copy from the
   // mmap), plus matmul panels in Tensor::packed for unquantized matmul weights; a device backend

@@ -95,11 +95,21 @@ void rope(ForwardPass& fp, Tensor x, int n_heads, int d_head, const RopeSpec& sp
   fp.backend.rope(a);
 }
 
-void attention(ForwardPass& fp, const Tensor& q, const Tensor& k, const Tensor& v, Tensor out, const AttentionSpec& s) {
+void attention(ForwardPass& fp, const Tensor& q, const Tensor& k, const Tensor& v, Tensor out, const AttentionSpec& s,
+               const AttentionKvRows* kv_rows) {
   EMBED_CHECK(s.n_heads > 0 && s.n_kv_heads > 0 && s.n_heads % s.n_kv_heads == 0, "attention: head counts");
   EMBED_CHECK(q.cols == int64_t{s.n_heads} * s.d_head && k.cols == int64_t{s.n_kv_heads} * s.d_head && v.cols == k.cols,
               "attention: q/k/v widths");
   EMBED_CHECK(out.rows == q.rows && out.cols == q.cols && q.rows == fp.batch.n_tokens, "attention: out shape");
+  if (kv_rows) {
+    const int32_t* cu = kv_rows->cu_seqlens_host;
+    EMBED_CHECK(kv_rows->on() && cu[0] == 0 && cu[fp.batch.n_seqs] == k.rows && v.rows == k.rows, "attention: kv_rows and k/v rows");
+    for (int s_i = 0; s_i < fp.batch.n_seqs; s_i++)
+      EMBED_CHECK(cu[s_i + 1] - cu[s_i] >= fp.batch.cu_seqlens_host[s_i + 1] - fp.batch.cu_seqlens_host[s_i],
+                  "attention: a sequence has fewer keys than queries");
+  } else {
+    EMBED_CHECK(k.rows == q.rows && v.rows == q.rows, "attention: k/v rows");
+  }
   AttentionArgs a;
   a.q = q;
   a.k = k;
@@ -116,6 +126,7 @@ void attention(ForwardPass& fp, const Tensor& q, const Tensor& k, const Tensor& 
   a.causal = s.causal;
   a.window_left = s.window_left;
   a.window_right = s.window_right;
+  if (kv_rows) a.kv_rows = *kv_rows;
   fp.backend.attention(a);
 }
 

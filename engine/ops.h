@@ -35,7 +35,9 @@ struct AttentionSpec {
   bool causal = false;
   int window_left = -1, window_right = -1;
 };
-void attention(ForwardPass& fp, const Tensor& q, const Tensor& k, const Tensor& v, Tensor out, const AttentionSpec& spec);
+// k, v: the keys of q's tokens, or with kv_rows keys that start at earlier positions (a KV cache).
+void attention(ForwardPass& fp, const Tensor& q, const Tensor& k, const Tensor& v, Tensor out, const AttentionSpec& spec,
+               const AttentionKvRows* kv_rows = nullptr);
 
 void activation(ForwardPass& fp, const Tensor& x, Tensor y, Activation act);
 void glu(ForwardPass& fp, const Tensor& gate, const Tensor& up, Tensor y, Activation act);

@@ -1,4 +1,6 @@
-// Reference attention over packed sequences: full score row per query, softmax in double.
+// Reference attention over packed sequences: full score row per query, softmax in double. With
+// kv_rows, a sequence's keys start before its queries (AttentionKvRows): positions are compared
+// in the keys' frame.
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -10,21 +12,24 @@ namespace embed::cpu::ref {
 void attention(const AttentionArgs& a) {
   const int group = a.n_heads / a.n_kv_heads;
   const int64_t qs = a.q.cols, ks = a.k.cols, vs = a.v.cols, os = a.out.cols;
+  const int32_t* cu_kv = a.kv_rows.on() ? a.kv_rows.cu_seqlens_host : a.cu_seqlens_host;
   std::vector<double> p;
   for (int s = 0; s < a.n_seqs; s++) {
     const int begin = a.cu_seqlens_host[s], end = a.cu_seqlens_host[s + 1];
+    const int kv_begin = cu_kv[s], kv_len = cu_kv[s + 1] - kv_begin;
+    const int offset = kv_len - (end - begin);  // key position of the first query
     for (int h = 0; h < a.n_heads; h++) {
       const int kvh = h / group;
       for (int i = begin; i < end; i++) {
         const float* q = a.q.ptr<const float>() + i * qs + h * a.d_head;
-        p.assign(static_cast<size_t>(end - begin), -std::numeric_limits<double>::infinity());
+        p.assign(static_cast<size_t>(kv_len), -std::numeric_limits<double>::infinity());
         double mx = -std::numeric_limits<double>::infinity();
-        for (int j = begin; j < end; j++) {
-          const int qi = i - begin, kj = j - begin;
+        const int qi = i - begin + offset;
+        for (int kj = 0; kj < kv_len; kj++) {
           if (a.causal && kj > qi) continue;
           if (a.window_left >= 0 && qi - kj > a.window_left) continue;
           if (a.window_right >= 0 && kj - qi > a.window_right) continue;
-          const float* k = a.k.ptr<const float>() + j * ks + kvh * a.d_head;
+          const float* k = a.k.ptr<const float>() + (kv_begin + kj) * ks + kvh * a.d_head;
           double dot = 0;
           for (int d = 0; d < a.d_head; d++) dot += static_cast<double>(q[d]) * k[d];
           p[static_cast<size_t>(kj)] = dot * a.scale;
@@ -38,8 +43,8 @@ void attention(const AttentionArgs& a) {
         float* o = a.out.ptr<float>() + i * os + h * a.d_head;
         for (int d = 0; d < a.d_head; d++) {
           double acc = 0;
-          for (int j = begin; j < end; j++)
-            acc += p[static_cast<size_t>(j - begin)] * a.v.ptr<const float>()[j * vs + kvh * a.d_head + d];
+          for (int kj = 0; kj < kv_len; kj++)
+            acc += p[static_cast<size_t>(kj)] * a.v.ptr<const float>()[(kv_begin + kj) * vs + kvh * a.d_head + d];
           o[d] = static_cast<float>(sum > 0 ? acc / sum : 0.0);
         }
       }

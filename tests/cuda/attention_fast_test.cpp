@@ -136,3 +136,52 @@ TEST_CASE("tensor-core attention output of a sequence does not depend on its nei
   const std::vector<float> packed = run({0, 80, 150}, 0, 150), alone = run({0, len}, 80, len);
   CHECK(std::memcmp(packed.data() + 80 * qc, alone.data(), alone.size() * 4) == 0);
 }
+
+TEST_CASE("tensor-core attention after cached keys gives its one-pass rows", "[cuda][attention][kv]") {
+  // One causal sequence of 300 positions with a 100-key window: one pass over all of it, and its
+  // last 45 queries after keys [128, 300) only (AttentionArgs::kv_rows, the KV cache's trimmed
+  // rows): the key tiles start at the same positions, so the rows are bit-identical.
+  auto b = tensor_core_backend();
+  if (!b) return;
+  for (int dh : {64, 256}) {
+    const int h = 4, kvh = 2, full = 300, first = 128, nq = 45;
+    const int64_t qc = int64_t{h} * dh, kc = int64_t{kvh} * dh;
+    std::vector<float> q = random_floats(41, full * qc), k = random_floats(42, full * kc), v = random_floats(43, full * kc);
+    DeviceArena arena(*b);
+    AttentionArgs a;
+    a.n_seqs = 1;
+    a.n_heads = h;
+    a.n_kv_heads = kvh;
+    a.d_head = dh;
+    a.scale = 0.125f;
+    a.causal = true;
+    a.window_left = 100;
+    const std::vector<int32_t> cu_full{0, full}, cu_q{0, nq}, cu_kv{0, full - first};
+    AttentionArgs f = a;
+    f.q = arena.upload(host_tensor(q, full, qc));
+    f.k = arena.upload(host_tensor(k, full, kc));
+    f.v = arena.upload(host_tensor(v, full, kc));
+    f.out = arena.poisoned(DType::F32, full, qc);
+    f.cu_seqlens = arena.upload_ints(cu_full);
+    f.cu_seqlens_host = cu_full.data();
+    f.max_seqlen = full;
+    b->attention(f);
+    const std::vector<float> one_pass = arena.download(f.out);
+    std::vector<float> qs(q.end() - nq * qc, q.end()), ks(k.begin() + first * kc, k.end()), vs(v.begin() + first * kc, v.end());
+    AttentionArgs c = a;
+    c.q = arena.upload(host_tensor(qs, nq, qc));
+    c.k = arena.upload(host_tensor(ks, full - first, kc));
+    c.v = arena.upload(host_tensor(vs, full - first, kc));
+    c.out = arena.poisoned(DType::F32, nq, qc);
+    c.cu_seqlens = arena.upload_ints(cu_q);
+    c.cu_seqlens_host = cu_q.data();
+    c.max_seqlen = nq;
+    c.kv_rows.cu_seqlens = arena.upload_ints(cu_kv);
+    c.kv_rows.cu_seqlens_host = cu_kv.data();
+    c.kv_rows.max_seqlen = full - first;
+    b->attention(c);
+    const std::vector<float> got = arena.download(c.out);
+    INFO("d_head " << dh);
+    CHECK(std::memcmp(got.data(), one_pass.data() + (full - nq) * qc, got.size() * 4) == 0);
+  }
+}

@@ -144,3 +144,146 @@ TEST_CASE("attention output of a sequence does not depend on its neighbours", "[
     }
   }
 }
+
+namespace {
+
+// Keys of earlier positions (AttentionArgs::kv_rows): sequence s has kv_lens[s] keys starting at
+// position first[s] of a longer sequence, and its queries are the last q_lens[s] positions.
+struct KvCase {
+  std::vector<int32_t> q_lens, kv_lens, first;
+  int n_heads, n_kv_heads, d_head;
+  bool causal;
+  int window_left;
+};
+
+struct KvInputs {
+  std::vector<int32_t> cu_q{0}, cu_kv{0}, cu_full{0};
+  std::vector<float> q_full, k_full, v_full;  // every position of each sequence from 0
+  std::vector<float> q, k, v;                 // queries of the pieces; the keys they attend to
+  int max_full = 0;
+};
+
+KvInputs make_kv_inputs(const KvCase& c, uint32_t seed) {
+  KvInputs in;
+  const int64_t qc = int64_t{c.n_heads} * c.d_head, kc = int64_t{c.n_kv_heads} * c.d_head;
+  for (size_t s = 0; s < c.q_lens.size(); s++) {
+    const int full = c.first[s] + c.kv_lens[s];
+    in.cu_q.push_back(in.cu_q.back() + c.q_lens[s]);
+    in.cu_kv.push_back(in.cu_kv.back() + c.kv_lens[s]);
+    in.cu_full.push_back(in.cu_full.back() + full);
+    in.max_full = std::max(in.max_full, full);
+  }
+  const int64_t n_full = in.cu_full.back();
+  in.q_full = random_floats(seed, static_cast<size_t>(n_full * qc));
+  in.k_full = random_floats(seed + 1, static_cast<size_t>(n_full * kc));
+  in.v_full = random_floats(seed + 2, static_cast<size_t>(n_full * kc));
+  for (size_t s = 0; s < c.q_lens.size(); s++) {
+    const int64_t end = in.cu_full[s + 1];
+    in.q.insert(in.q.end(), in.q_full.begin() + (end - c.q_lens[s]) * qc, in.q_full.begin() + end * qc);
+    in.k.insert(in.k.end(), in.k_full.begin() + (end - c.kv_lens[s]) * kc, in.k_full.begin() + end * kc);
+    in.v.insert(in.v.end(), in.v_full.begin() + (end - c.kv_lens[s]) * kc, in.v_full.begin() + end * kc);
+  }
+  return in;
+}
+
+AttentionArgs kv_args(const KvCase& c) {
+  AttentionArgs a;
+  a.n_seqs = static_cast<int>(c.q_lens.size());
+  a.max_seqlen = *std::max_element(c.q_lens.begin(), c.q_lens.end());
+  a.kv_rows.max_seqlen = *std::max_element(c.kv_lens.begin(), c.kv_lens.end());
+  a.n_heads = c.n_heads;
+  a.n_kv_heads = c.n_kv_heads;
+  a.d_head = c.d_head;
+  a.scale = 1.0f / std::sqrt(static_cast<float>(c.d_head));
+  a.causal = c.causal;
+  a.window_left = c.window_left;
+  return a;
+}
+
+// Rows [end - q_len, end) of every sequence of a one-pass output over the full sequences.
+std::vector<float> last_rows(const std::vector<float>& full, const KvInputs& in, const KvCase& c, int64_t cols) {
+  std::vector<float> out;
+  for (size_t s = 0; s < c.q_lens.size(); s++)
+    out.insert(out.end(), full.begin() + (in.cu_full[s + 1] - c.q_lens[s]) * cols, full.begin() + in.cu_full[s + 1] * cols);
+  return out;
+}
+
+void run_kv_case(const KvCase& c, uint32_t seed) {
+  KvInputs in = make_kv_inputs(c, seed);
+  const int64_t qc = int64_t{c.n_heads} * c.d_head, kc = int64_t{c.n_kv_heads} * c.d_head;
+  const int64_t nq = in.cu_q.back(), nkv = in.cu_kv.back(), nfull = in.cu_full.back();
+  // The reference with kv_rows, and the reference over the full sequences in one pass.
+  std::vector<float> want(static_cast<size_t>(nq * qc)), full_out(static_cast<size_t>(nfull * qc));
+  AttentionArgs ra = kv_args(c);
+  ra.q = host_tensor(in.q, nq, qc);
+  ra.k = host_tensor(in.k, nkv, kc);
+  ra.v = host_tensor(in.v, nkv, kc);
+  ra.out = host_tensor(want, nq, qc);
+  ra.cu_seqlens = ra.cu_seqlens_host = in.cu_q.data();
+  ra.kv_rows.cu_seqlens = ra.kv_rows.cu_seqlens_host = in.cu_kv.data();
+  cpu::ref::attention(ra);
+  AttentionArgs fa = kv_args(c);
+  fa.kv_rows = AttentionKvRows{};
+  fa.max_seqlen = in.max_full;
+  fa.q = host_tensor(in.q_full, nfull, qc);
+  fa.k = host_tensor(in.k_full, nfull, kc);
+  fa.v = host_tensor(in.v_full, nfull, kc);
+  fa.out = host_tensor(full_out, nfull, qc);
+  fa.cu_seqlens = fa.cu_seqlens_host = in.cu_full.data();
+  cpu::ref::attention(fa);
+  // What the feature means: queries after cached keys get exactly their rows of one pass (the
+  // cases keep every visible key inside the cached range).
+  REQUIRE(std::memcmp(want.data(), last_rows(full_out, in, c, qc).data(), want.size() * 4) == 0);
+
+  for (auto& bt : backends_under_test()) {
+    const double atol = 2 * ra.scale * product_sum_tolerance(bt, c.d_head, c.d_head) +
+                        product_sum_tolerance(bt, ra.kv_rows.max_seqlen, 1.0) + 8 * kF32Eps;
+    DeviceArena arena(*bt.backend);
+    AttentionArgs a = ra;
+    a.q = arena.upload(ra.q);
+    a.k = arena.upload(ra.k);
+    a.v = arena.upload(ra.v);
+    a.out = arena.poisoned(DType::F32, nq, qc);
+    a.cu_seqlens = arena.upload_ints(in.cu_q);
+    a.kv_rows.cu_seqlens = arena.upload_ints(in.cu_kv);
+    bt.backend->attention(a);
+    const std::string what = bt.name + " attention after cached keys, heads " + std::to_string(c.n_heads) + "/" +
+                             std::to_string(c.n_kv_heads) + " d_head " + std::to_string(c.d_head) + " window " +
+                             std::to_string(c.window_left);
+    const std::vector<float> got = arena.download(a.out);
+    expect_close(got, want, atol, 0, what, qc);
+    const Mismatch mm = compare(got, want);
+    INFO(what << ": NMSE " << mm.nmse << " (ceiling " << bt.nmse_ceiling << ")");
+    CHECK(mm.nmse <= bt.nmse_ceiling);
+    // The same backend over the full sequences in one pass: bit-identical rows, since every
+    // sequence's cached keys start at a multiple of 64 positions (the key-tile grids coincide).
+    AttentionArgs f = fa;
+    f.q = arena.upload(fa.q);
+    f.k = arena.upload(fa.k);
+    f.v = arena.upload(fa.v);
+    f.out = arena.poisoned(DType::F32, nfull, qc);
+    f.cu_seqlens = arena.upload_ints(in.cu_full);
+    bt.backend->attention(f);
+    const std::vector<float> one_pass = last_rows(arena.download(f.out), in, c, qc);
+    INFO(what << ": against its own one-pass rows");
+    CHECK(std::memcmp(got.data(), one_pass.data(), got.size() * 4) == 0);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("attention after cached keys matches the reference and one pass", "[kernels][attention][kv]") {
+  const std::vector<KvCase> cases = {
+      // q_lens, kv_lens (cached + current), first cached position; all keys from 0
+      {{1, 5, 13}, {1, 12, 40}, {0, 0, 0}, 4, 2, 64, true, -1},
+      {{7, 1, 33}, {70, 9, 100}, {0, 0, 0}, 8, 2, 32, true, -1},   // GQA 4:1, one new token
+      {{32, 3}, {129, 200}, {0, 0}, 4, 1, 128, true, -1},          // MQA, long caches
+      {{16, 40}, {150, 41}, {0, 0}, 2, 1, 256, true, -1},          // gemma's head size
+      {{20, 17}, {90, 57}, {0, 0}, 2, 2, 16, false, -1},           // bidirectional (keys after queries do not exist)
+      // trimmed caches: keys from position 64 or 128 on, the window sees none before them
+      {{50, 9}, {136, 73}, {64, 128}, 4, 2, 64, true, 63},
+      {{33, 64}, {200, 130}, {128, 64}, 4, 1, 256, true, 64},
+  };
+  uint32_t seed = 500;
+  for (const KvCase& c : cases) run_kv_case(c, seed += 10);
+}
