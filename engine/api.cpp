@@ -119,6 +119,15 @@ Result<Embeddings> Context::embed(const std::vector<std::string>& texts, const R
   });
 }
 
+Result<Embeddings> Context::embed(const std::vector<std::string>& texts, const std::vector<std::vector<CharSpan>>& chunk_spans,
+                                  const Request& r, const RunSettings& s) {
+  return guarded<Embeddings>([&] {
+    refuse_hidden_states(r);
+    const ResolvedRequest rr = resolve_request(model_->describe(), r, Task::Embed);
+    return run_request(*runner_, rr, tokenize_texts(*model_, rr, texts, &chunk_spans), s);
+  });
+}
+
 Result<Embeddings> Context::embed_ids(std::vector<std::vector<int32_t>> ids, const Request& r, const RunSettings& s) {
   return guarded<Embeddings>([&] {
     refuse_hidden_states(r);

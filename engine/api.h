@@ -116,7 +116,9 @@ struct Embeddings {
   int64_t rows = 0, cols = 0;
   std::vector<float> data;
   std::vector<int32_t> n_tokens;      // tokens of each text (after truncation)
-  std::vector<int64_t> row_offsets;   // Pooling::None: rows of text i are [off[i], off[i+1])
+  std::vector<int64_t> row_offsets;   // Pooling::None, late chunking: rows of text i are [off[i], off[i+1])
+  std::vector<CharSpan> spans;        // late chunking: each row's chunk of its text
+  size_t truncated = 0;               // texts cut to max_tokens
   std::vector<std::string> warnings;
   const float* row(int64_t i) const { return data.data() + i * cols; }
 };
@@ -166,6 +168,10 @@ class Context {
   explicit Context(std::shared_ptr<const Model> model, int threads = 0);
   ~Context();
   Result<Embeddings> embed(const std::vector<std::string>& texts, const Request& r = {}, const RunSettings& s = {});
+  // Late chunking with the chunks given per text as character spans (an empty list: the
+  // request's chunk_rule for that text); the request must set late_chunking.
+  Result<Embeddings> embed(const std::vector<std::string>& texts, const std::vector<std::vector<CharSpan>>& chunk_spans,
+                           const Request& r, const RunSettings& s = {});
   // Token ids instead of texts (OpenAI's token-array input): used as given, no special tokens added.
   Result<Embeddings> embed_ids(std::vector<std::vector<int32_t>> ids, const Request& r = {}, const RunSettings& s = {});
   // Scores per document in input order: P(yes) for yes/no rerankers (Qwen3-Reranker), the raw

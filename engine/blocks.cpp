@@ -1,12 +1,24 @@
 // Shared transformer blocks.
 #include "engine/blocks.h"
 
+#include "engine/kv_cache.h"
+
 namespace embed::blocks {
 
 Tensor self_attention(ForwardPass& fp, const Tensor& h, const AttentionWeights& w, const ops::AttentionSpec& spec,
                       const ops::RopeSpec* rope, float qk_norm_eps) {
   const int64_t n = h.rows;
-  Tensor q = fp.ws.f32(n, w.q.rows), k = fp.ws.f32(n, w.k.rows), v = fp.ws.f32(n, w.v.rows);
+  Tensor q = fp.ws.f32(n, w.q.rows), k, v;
+  KvCache::LayerRows cached;
+  if (fp.cache) {  // a piece of a longer sequence: its keys and values go after the earlier ones
+    EMBED_CHECK(spec.causal, "self_attention: a KV cache needs causal attention");
+    cached = fp.cache->next_layer(w.k.rows, spec.window_left);
+    k = cached.k_new;
+    v = cached.v_new;
+  } else {
+    k = fp.ws.f32(n, w.k.rows);
+    v = fp.ws.f32(n, w.v.rows);
+  }
   ops::linear(fp, h, w.q, w.q_b, q);
   ops::linear(fp, h, w.k, w.k_b, k);
   ops::linear(fp, h, w.v, w.v_b, v);
@@ -17,7 +29,8 @@ Tensor self_attention(ForwardPass& fp, const Tensor& h, const AttentionWeights& 
     ops::rope(fp, k, spec.n_kv_heads, spec.d_head, *rope);
   }
   Tensor out = fp.ws.f32(n, q.cols);
-  ops::attention(fp, q, k, v, out, spec);
+  if (fp.cache) ops::attention(fp, q, cached.k, cached.v, out, spec, &cached.kv_rows);
+  else ops::attention(fp, q, k, v, out, spec);
   return out;
 }
 

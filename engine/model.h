@@ -53,17 +53,22 @@ struct BatchView {
   int n_seqs = 0;
   int max_seqlen = 0;
   const int32_t* ids = nullptr;        // [n_tokens] device
-  const int32_t* positions = nullptr;  // [n_tokens] device, 0-based within each sequence
+  const int32_t* positions = nullptr;  // [n_tokens] device, 0-based within each sequence (a piece: its positions in the sequence)
   const int32_t* type_ids = nullptr;   // [n_tokens] device (token types / segments)
   const int32_t* cu_seqlens = nullptr; // [n_seqs + 1] device
   const int32_t* cu_seqlens_host = nullptr;
 };
 
-// Everything a forward pass may use: the backend, scratch memory, the batch.
+class KvCache;
+
+// Everything a forward pass may use: the backend, scratch memory, the batch, and for a piece of
+// a longer sequence (Runner::run_in_pieces) the keys and values of its earlier pieces: then the
+// batch is that one sequence and its positions continue from the earlier pieces.
 struct ForwardPass {
   Backend& backend;
   Workspace& ws;
   const BatchView& batch;
+  KvCache* cache = nullptr;
 };
 
 class Architecture {

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "engine/long_text.h"
 #include "tokenizer/tokenizer.h"
 
 namespace embed {
@@ -75,14 +76,35 @@ tok::Encoding encode_rerank_template(const Model& m, const ResolvedRequest& r, c
 
 }  // namespace
 
-Tokenized tokenize_texts(const Model& m, const ResolvedRequest& r, const std::vector<std::string>& texts) {
+Tokenized tokenize_texts(const Model& m, const ResolvedRequest& r, const std::vector<std::string>& texts,
+                         const std::vector<std::vector<CharSpan>>* chunk_spans) {
   const tok::Tokenizer& tk = tokenizer_of(m);
+  if (chunk_spans && !r.late_chunking) fail(ErrorKind::InvalidArgument, "chunk spans apply to late_chunking only");
+  if (chunk_spans && chunk_spans->size() != texts.size())
+    fail(ErrorKind::InvalidArgument, "chunk spans are given for " + std::to_string(chunk_spans->size()) + " texts, not " + std::to_string(texts.size()));
   Tokenized out;
   out.seqs.reserve(texts.size());
+  const bool parts = r.late_chunking || r.long_inputs == LongInputs::Chunk;
+  if (r.long_inputs == LongInputs::Chunk) out.n_rows = static_cast<int64_t>(texts.size());
   for (size_t i = 0; i < texts.size(); i++)
     for_input(i, [&] {
+      if (r.late_chunking) {
+        const TextChunks c = plan_chunks(texts[i], r, chunk_spans ? &(*chunk_spans)[i] : nullptr);
+        const tok::Encoding e = tk.encode(r.prompt + c.text);
+        for (const std::string& w : e.warnings) add_warning(out.warnings, w);
+        add_late_chunks(r, i, e, r.prompt.size(), c, out);
+        out.input_tokens.push_back(static_cast<int32_t>(e.ids.size()));
+        return;
+      }
       tok::Encoding e = tk.encode(r.prompt + texts[i]);
       if (e.ids.empty()) throw InputError(ErrorKind::InvalidArgument, static_cast<int64_t>(i), "text " + std::to_string(i) + " gives no tokens");
+      if (parts) out.input_tokens.push_back(static_cast<int32_t>(e.ids.size()));
+      if (r.long_inputs == LongInputs::Chunk && static_cast<int64_t>(e.ids.size()) > r.max_tokens) {
+        for (const std::string& w : e.warnings) add_warning(out.warnings, w);
+        add_windows(r, i, e, r.prompt.size(), out);
+        return;
+      }
+      if (parts) out.parts.push_back({RowPart{static_cast<int64_t>(i), 0, 1, 1.0f}});
       if (static_cast<int64_t>(e.ids.size()) > r.max_tokens) {
         if (!r.truncate) too_long(i, "text", e.ids.size(), r.max_tokens);
         // Asked for: one summary warning rather than the tokenizer's note per text.
@@ -100,6 +122,9 @@ Tokenized tokenize_texts(const Model& m, const ResolvedRequest& r, const std::ve
 
 Tokenized sequences_from_ids(const Model& m, const ResolvedRequest& r, std::vector<std::vector<int32_t>> ids) {
   if (r.exclude_special) fail(ErrorKind::InvalidArgument, "exclude_special needs text input (token ids carry no special-token mask)");
+  if (r.late_chunking || r.long_inputs == LongInputs::Chunk)
+    fail(ErrorKind::InvalidArgument, std::string(r.late_chunking ? "late_chunking" : "long_inputs chunk") +
+                                         " needs text input (token ids carry no text to cut or special tokens to repeat)");
   const int64_t n_vocab = m.describe().n_vocab;
   Tokenized out;
   out.seqs.reserve(ids.size());
@@ -151,7 +176,7 @@ Tokenized tokenize_pairs(const Model& m, const ResolvedRequest& r, const std::st
 
 PassOptions pass_options(const ResolvedRequest& r) {
   PassOptions p;
-  p.pooling = r.pooling;
+  p.pooling = r.late_chunking ? Pooling::None : r.pooling;  // late chunking pools spans of the token rows
   p.exclude_special = r.exclude_special;
   p.keep_hidden = r.hidden_states;
   return p;
@@ -202,41 +227,105 @@ void finish_rows(const float* in, int64_t rows, int64_t cols, const RowFinish& f
   }
 }
 
+namespace {
+
+// The output rows of a request whose sequences add to rows by RowParts (Tokenized::parts): the
+// weighted sums and weights, then the means, the model's projections (late chunking pooled token
+// rows itself) and the row finish.
+class RowSums {
+ public:
+  RowSums(const Tokenized& t) : t_(t) {}
+  void add(const RunOutput& o, const std::vector<size_t>& batch, bool per_token) {
+    if (sums_.empty()) {
+      cols_ = o.cols;
+      sums_.assign(static_cast<size_t>(t_.n_rows * cols_), 0.0);
+      weights_.assign(static_cast<size_t>(t_.n_rows), 0.0);
+    }
+    for (size_t j = 0; j < batch.size(); j++) {
+      const int64_t base = per_token ? o.cu_seqlens[j] : static_cast<int64_t>(j);
+      for (const RowPart& p : t_.parts[batch[j]]) {
+        double* acc = sums_.data() + p.row * cols_;
+        for (int64_t k = p.from; k < p.to; k++) {
+          const float* x = o.pooled.data() + (base + k) * cols_;
+          for (int64_t c = 0; c < cols_; c++) acc[c] += static_cast<double>(p.weight) * x[c];
+        }
+        weights_[static_cast<size_t>(p.row)] += static_cast<double>(p.weight) * (p.to - p.from);
+      }
+    }
+  }
+  void finish(Runner& runner, const ResolvedRequest& r, Embeddings& out) const {
+    std::vector<float> rows(sums_.size());
+    for (size_t i = 0; i < rows.size(); i++) rows[i] = static_cast<float>(sums_[i] / weights_[i / static_cast<size_t>(cols_)]);
+    int64_t cols = cols_;
+    if (r.late_chunking) rows = runner.project(rows, t_.n_rows, &cols);
+    out.cols = finished_width(cols, r.finish);
+    out.data.resize(static_cast<size_t>(out.rows * out.cols));
+    finish_rows(rows.data(), t_.n_rows, cols, r.finish, out.data.data());
+  }
+
+ private:
+  const Tokenized& t_;
+  int64_t cols_ = 0;
+  std::vector<double> sums_, weights_;
+};
+
+}  // namespace
+
 Embeddings run_request(Runner& runner, const ResolvedRequest& r, Tokenized t, const RunSettings& s) {
   Embeddings out;
   out.warnings = std::move(t.warnings);
+  out.truncated = t.truncated;
   std::vector<SequenceInput>& seqs = t.seqs;
-  const bool per_token = r.pooling == Pooling::None;
-  int64_t longest = 0;
-  if (per_token) out.row_offsets.push_back(0);
-  for (const SequenceInput& q : seqs) {
-    const int64_t n = static_cast<int64_t>(q.ids.size());
-    out.n_tokens.push_back(static_cast<int32_t>(n));
-    longest = std::max(longest, n);
-    if (per_token) out.row_offsets.push_back(out.row_offsets.back() + n);
-  }
-  out.rows = per_token ? out.row_offsets.back() : static_cast<int64_t>(seqs.size());
   const PassOptions pass = pass_options(r);
+  const bool combined = !t.parts.empty();  // windows or chunks: rows are sums of parts
+  const bool per_token = pass.pooling == Pooling::None;
+  int64_t longest = 0;
+  for (const SequenceInput& q : seqs) longest = std::max(longest, static_cast<int64_t>(q.ids.size()));
+  if (combined) {
+    out.rows = t.n_rows;
+    out.n_tokens = t.input_tokens;
+    out.row_offsets = t.row_offsets;
+    out.spans = t.spans;
+  } else {
+    if (per_token) out.row_offsets.push_back(0);
+    for (const SequenceInput& q : seqs) {
+      const int64_t n = static_cast<int64_t>(q.ids.size());
+      out.n_tokens.push_back(static_cast<int32_t>(n));
+      if (per_token) out.row_offsets.push_back(out.row_offsets.back() + n);
+    }
+    out.rows = per_token ? out.row_offsets.back() : static_cast<int64_t>(seqs.size());
+  }
+  RowSums sums(t);
+  // A causal model runs a sequence longer than a pass in pieces with a KV cache (the same rows in
+  // bounded memory); a bidirectional one needs it whole, so its passes grow to the longest.
+  const int64_t piece = s.batch_tokens > 0 ? s.batch_tokens : kDefaultBatchTokens;
+  const bool in_pieces = runner.model().info().causal;
   size_t done = 0;
-  for (const std::vector<size_t>& batch : plan_batches(seqs, std::max(longest, s.batch_tokens > 0 ? s.batch_tokens : kDefaultBatchTokens))) {
+  for (const std::vector<size_t>& batch : plan_batches(seqs, in_pieces ? piece : std::max(longest, piece))) {
     std::vector<SequenceInput> part;
     part.reserve(batch.size());
     for (size_t i : batch) part.push_back(std::move(seqs[i]));
-    const RunOutput o = runner.run(part, pass);
+    const bool long_one = part.size() == 1 && in_pieces && static_cast<int64_t>(part[0].ids.size()) > piece;
+    const RunOutput o = long_one ? runner.run_in_pieces(part[0], pass, piece) : runner.run(part, pass);
     for (const std::string& w : o.warnings) add_warning(out.warnings, w);
-    if (out.data.empty()) {
-      out.cols = finished_width(o.cols, r.finish);
-      out.data.resize(static_cast<size_t>(out.rows * out.cols));
-    }
-    for (size_t j = 0; j < batch.size(); j++) {
-      const int64_t dst = per_token ? out.row_offsets[batch[j]] : static_cast<int64_t>(batch[j]);
-      const int64_t src = per_token ? o.cu_seqlens[j] : static_cast<int64_t>(j);
-      const int64_t n = per_token ? o.cu_seqlens[j + 1] - o.cu_seqlens[j] : 1;
-      finish_rows(o.pooled.data() + src * o.cols, n, o.cols, r.finish, out.data.data() + dst * out.cols);
+    if (combined) {
+      sums.add(o, batch, per_token);
+    } else {
+      if (out.data.empty()) {
+        out.cols = finished_width(o.cols, r.finish);
+        out.data.resize(static_cast<size_t>(out.rows * out.cols));
+      }
+      for (size_t j = 0; j < batch.size(); j++) {
+        const int64_t dst = per_token ? out.row_offsets[batch[j]] : static_cast<int64_t>(batch[j]);
+        const int64_t src = per_token ? o.cu_seqlens[j] : static_cast<int64_t>(j);
+        const int64_t n = per_token ? o.cu_seqlens[j + 1] - o.cu_seqlens[j] : 1;
+        finish_rows(o.pooled.data() + src * o.cols, n, o.cols, r.finish, out.data.data() + dst * out.cols);
+      }
     }
     done += batch.size();
     if (s.progress) s.progress(done, seqs.size());
   }
+  if (combined && !seqs.empty()) sums.finish(runner, r, out);
   return out;
 }
 

@@ -29,15 +29,34 @@ class InputError : public Error {
   bool too_long_;
 };
 
+// Rows [from, to) of a sequence's pooled output (one row, or one per token with Pooling::None)
+// that add to output row `row`, each with this weight.
+struct RowPart {
+  int64_t row;
+  int32_t from, to;
+  float weight;
+};
+
 // The sequences of one request, in input order.
 struct Tokenized {
   std::vector<SequenceInput> seqs;
   size_t truncated = 0;               // inputs cut to max_tokens
   std::vector<std::string> warnings;  // distinct tokenizer notes and a truncation summary
+  // When inputs and sequences are not one to one (LongInputs::Chunk windows, late chunking):
+  // per sequence, the output rows its pooled rows add to; a row is the weighted mean of what
+  // adds to it. Empty: sequence i is row i.
+  std::vector<std::vector<RowPart>> parts;
+  int64_t n_rows = 0;
+  std::vector<int64_t> row_offsets;   // late chunking: rows of input i are [off[i], off[i+1])
+  std::vector<CharSpan> spans;        // late chunking: each row's chunk in its text
+  std::vector<int32_t> input_tokens;  // with parts: tokens of each input's whole text
 };
 
-// Texts (Task::Embed): prompt + text, the model's special tokens, the request's length rule.
-Tokenized tokenize_texts(const Model& m, const ResolvedRequest& r, const std::vector<std::string>& texts);
+// Texts (Task::Embed): prompt + text, the model's special tokens, the request's length rule
+// (error, truncation or windows) or late chunking. chunk_spans (late chunking): per text, the
+// chunks as character spans (an empty list: the request's chunk_rule); null: the rule for all.
+Tokenized tokenize_texts(const Model& m, const ResolvedRequest& r, const std::vector<std::string>& texts,
+                         const std::vector<std::vector<CharSpan>>* chunk_spans = nullptr);
 // Token ids given by the caller (OpenAI's token-array input): used as they are (no special
 // tokens added, no prompt), cut at the request's truncation_direction when truncating.
 Tokenized sequences_from_ids(const Model& m, const ResolvedRequest& r, std::vector<std::vector<int32_t>> ids);

@@ -55,12 +55,15 @@ Tensor pool_outputs(ForwardPass& fp, const ModelInfo& info, const Tensor& hidden
     case Pooling::Last: x = pool_rows(fp, hidden, PoolKind::Last, nullptr); break;
     case Pooling::Rank: x = rank_head(fp, info, hidden); break;
   }
-  if (spec.pooling != Pooling::None && spec.pooling != Pooling::Rank) {
-    for (const Tensor& m : info.post_pool) {
-      Tensor y = fp.ws.f32(x.rows, m.rows);
-      ops::linear(fp, x, m, Tensor{}, y);
-      x = y;
-    }
+  if (spec.pooling != Pooling::None && spec.pooling != Pooling::Rank) x = project_pooled(fp, info, x);
+  return x;
+}
+
+Tensor project_pooled(ForwardPass& fp, const ModelInfo& info, Tensor x) {
+  for (const Tensor& m : info.post_pool) {
+    Tensor y = fp.ws.f32(x.rows, m.rows);
+    ops::linear(fp, x, m, Tensor{}, y);
+    x = y;
   }
   return x;
 }

@@ -17,4 +17,9 @@ struct PoolSpec {
 // Rank, d_model for None, the model's output width otherwise.
 Tensor pool_outputs(ForwardPass& fp, const ModelInfo& info, const Tensor& hidden, const PoolSpec& spec);
 
+// The post-pooling projections (info.post_pool) of pooled rows [n, d_model] -> [n, output width];
+// part of pool_outputs for mean/cls/last, for callers that pool themselves (a mean carried
+// across the pieces of a long sequence).
+Tensor project_pooled(ForwardPass& fp, const ModelInfo& info, Tensor pooled);
+
 }  // namespace embed

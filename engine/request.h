@@ -23,6 +23,30 @@ bool parse_truncation_direction(const std::string& s, TruncationDirection* out);
 // Embedding texts and token ids, or scoring (query, document) pairs with a rank head.
 enum class Task { Embed, Rerank };
 
+// What happens to a text longer than max_tokens (Task::Embed).
+enum class LongInputs {
+  Refuse,  // an error, unless truncate cuts it
+  Chunk,   // windows of max_tokens tokens sharing long_overlap tokens, each pooled; the input's row
+           // is their mean weighted by each window's text tokens (docs/long-inputs.md)
+};
+// "error" / "chunk"; false for anything else.
+bool parse_long_inputs(const std::string& s, LongInputs* out);
+
+// Where late chunking cuts a text when the caller gives no spans.
+enum class ChunkRule {
+  Tokens,     // every chunk_tokens tokens
+  Sentences,  // after . ! ? (and their CJK forms) followed by a space or the end, and at line breaks
+  Separator,  // at each occurrence of chunk_separator, which is removed (with a newline on each side)
+};
+// "tokens" / "sentences" / "separator"; false for anything else.
+bool parse_chunk_rule(const std::string& s, ChunkRule* out);
+
+// A character span [begin, end) of an input text, in Unicode code points (Python's str indices).
+struct CharSpan {
+  int64_t begin = 0, end = 0;
+  bool operator==(const CharSpan& o) const { return begin == o.begin && end == o.end; }
+};
+
 struct Request {
   // Per forward pass (sequences batched together share these).
   std::optional<Pooling> pooling;  // default: the model's for Embed, Rank for Rerank
@@ -36,10 +60,20 @@ struct Request {
   int64_t max_tokens = 0;          // per input (per query+document); 0 = the model's context length
   bool truncate = false;           // false: an input longer than max_tokens is an error
   TruncationDirection truncation_direction = TruncationDirection::Right;  // Right keeps the start
+  LongInputs long_inputs = LongInputs::Refuse;
+  int64_t long_overlap = -1;       // tokens two consecutive windows share (-1: max_tokens / 4)
   // Prompt, prepended to every text (Embed only): explicit text (even "") > prompt_name (the
   // model's prompts, then the presets of engine/prompts.h) > the model's default prompt > none.
   std::optional<std::string> prompt;
   std::string prompt_name;
+  // Late chunking (Embed, texts): each text is encoded whole (past max_tokens: in windows as for
+  // LongInputs::Chunk, each chunk pooled from the window where it has the most context) and gives
+  // one row per chunk, the mean of its tokens' final hidden states (then the model's projections
+  // and the row finish). Chunks: the character spans given with a text, else chunk_rule.
+  bool late_chunking = false;
+  ChunkRule chunk_rule = ChunkRule::Tokens;
+  int64_t chunk_tokens = 256;
+  std::string chunk_separator = "<<<CHUNK>>>";
 };
 
 // How pooled rows are finished (Matryoshka truncation, then normalization).
@@ -58,7 +92,14 @@ struct ResolvedRequest {
   int64_t max_tokens = 0;  // > 0
   bool truncate = false;
   TruncationDirection truncation_direction = TruncationDirection::Right;
+  LongInputs long_inputs = LongInputs::Refuse;
+  int64_t long_overlap = 0;  // resolved: 0 <= overlap < max_tokens
   std::string prompt;      // resolved text ("" = none)
+  bool late_chunking = false;
+  ChunkRule chunk_rule = ChunkRule::Tokens;
+  int64_t chunk_tokens = 256;
+  std::string chunk_separator;
+  bool causal = false;     // the model's attention (late chunking's choice of window)
 };
 
 // The validation of every front end. Throws embed::Error(InvalidArgument) whose message starts

@@ -1,7 +1,10 @@
 // LoadedModel and Runner.
 #include "engine/runner.h"
 
+#include <algorithm>
 #include <cmath>
+
+#include "engine/kv_cache.h"
 
 namespace embed {
 
@@ -67,54 +70,73 @@ void Runner::validate(const std::vector<SequenceInput>& seqs, const PassOptions&
                            "ignores the text (use last or mean pooling)");
 }
 
-RunOutput Runner::run(const std::vector<SequenceInput>& seqs, const PassOptions& o) {
-  RunOutput out;
-  validate(seqs, o, out);
-  const ModelInfo& info = model_->info();
-
-  // Host side of the packed batch.
+// The host side of a packed batch: tokens [from, to) of each sequence added (a piece of a longer
+// sequence keeps its positions in the sequence).
+struct HostBatch {
   std::vector<int32_t> ids, pos, types, cu{0};
-  std::vector<float> weights;
+  std::vector<float> weights;  // exclude_special: 0 for special tokens, 1 otherwise
   int max_len = 0;
-  for (const SequenceInput& q : seqs) {
-    const int len = static_cast<int>(q.ids.size());
-    for (int i = 0; i < len; i++) {
-      ids.push_back(q.ids[i]);
-      pos.push_back(i);
-      types.push_back(q.type_ids.empty() ? 0 : q.type_ids[i]);
-      if (o.exclude_special) weights.push_back(q.special[i] ? 0.0f : 1.0f);
-    }
-    cu.push_back(cu.back() + len);
-    max_len = std::max(max_len, len);
-  }
-  const int64_t n = static_cast<int64_t>(ids.size());
 
-  ws_->reset();
+  void add(const SequenceInput& q, int64_t from, int64_t to, bool exclude_special) {
+    for (int64_t i = from; i < to; i++) {
+      ids.push_back(q.ids[i]);
+      pos.push_back(static_cast<int32_t>(i));
+      types.push_back(q.type_ids.empty() ? 0 : q.type_ids[i]);
+      if (exclude_special) weights.push_back(q.special[i] ? 0.0f : 1.0f);
+    }
+    cu.push_back(cu.back() + static_cast<int32_t>(to - from));
+    max_len = std::max(max_len, static_cast<int>(to - from));
+  }
+};
+
+BatchView Runner::upload_batch(const HostBatch& h) {
   auto upload_ints = [&](const std::vector<int32_t>& v) {
     void* p = ws_->bytes(v.size() * 4);
     backend_->upload(p, v.data(), v.size() * 4);
     return static_cast<const int32_t*>(p);
   };
   BatchView bv;
-  bv.n_tokens = n;
-  bv.n_seqs = static_cast<int>(seqs.size());
-  bv.max_seqlen = max_len;
-  bv.ids = upload_ints(ids);
-  bv.positions = upload_ints(pos);
-  bv.type_ids = upload_ints(types);
-  bv.cu_seqlens = upload_ints(cu);
-  bv.cu_seqlens_host = cu.data();
-  ForwardPass fp{*backend_, *ws_, bv};
+  bv.n_tokens = static_cast<int64_t>(h.ids.size());
+  bv.n_seqs = static_cast<int>(h.cu.size()) - 1;
+  bv.max_seqlen = h.max_len;
+  bv.ids = upload_ints(h.ids);
+  bv.positions = upload_ints(h.pos);
+  bv.type_ids = upload_ints(h.types);
+  bv.cu_seqlens = upload_ints(h.cu);
+  bv.cu_seqlens_host = h.cu.data();
+  return bv;
+}
 
+const float* Runner::upload_floats(const std::vector<float>& v) {
+  void* p = ws_->bytes(v.size() * 4);
+  backend_->upload(p, v.data(), v.size() * 4);
+  return static_cast<const float*>(p);
+}
+
+void Runner::check_finite(const RunOutput& out, const PassOptions& o) const {
+  for (size_t i = 0; i < out.pooled.size(); i++)
+    if (!std::isfinite(out.pooled[i]))
+      fail(ErrorKind::Format, model_->file().path() + ": the model produced a non-finite value for sequence " +
+                                  std::to_string(o.pooling == Pooling::None ? 0 : i / static_cast<size_t>(out.cols)) +
+                                  " (its weights may be corrupt)");
+}
+
+RunOutput Runner::run(const std::vector<SequenceInput>& seqs, const PassOptions& o) {
+  RunOutput out;
+  validate(seqs, o, out);
+  const ModelInfo& info = model_->info();
+  HostBatch hb;
+  for (const SequenceInput& q : seqs) hb.add(q, 0, static_cast<int64_t>(q.ids.size()), o.exclude_special);
+  const int64_t n = static_cast<int64_t>(hb.ids.size());
+
+  ws_->reset();
+  const BatchView bv = upload_batch(hb);
+  ForwardPass fp{*backend_, *ws_, bv};
   Tensor hidden = ws_->f32(n, info.d_model);
   model_->arch().forward(fp, hidden);
   PoolSpec ps;
   ps.pooling = o.pooling;
-  if (o.exclude_special) {
-    void* p = ws_->bytes(weights.size() * 4);
-    backend_->upload(p, weights.data(), weights.size() * 4);
-    ps.token_weights = static_cast<const float*>(p);
-  }
+  if (o.exclude_special) ps.token_weights = upload_floats(hb.weights);
   const Tensor pooled = pool_outputs(fp, info, hidden, ps);
   out.rows = pooled.rows;
   out.cols = pooled.cols;
@@ -124,12 +146,89 @@ RunOutput Runner::run(const std::vector<SequenceInput>& seqs, const PassOptions&
     out.hidden.resize(static_cast<size_t>(hidden.numel()));
     backend_->download(out.hidden.data(), hidden.data, out.hidden.size() * 4);
   }
-  out.cu_seqlens = cu;
-  for (size_t i = 0; i < out.pooled.size(); i++)
-    if (!std::isfinite(out.pooled[i]))
-      fail(ErrorKind::Format, model_->file().path() + ": the model produced a non-finite value for sequence " +
-                                  std::to_string(o.pooling == Pooling::None ? 0 : i / static_cast<size_t>(out.cols)) +
-                                  " (its weights may be corrupt)");
+  out.cu_seqlens = hb.cu;
+  check_finite(out, o);
+  return out;
+}
+
+std::vector<float> Runner::project(const std::vector<float>& rows, int64_t n, int64_t* cols) {
+  const ModelInfo& info = model_->info();
+  if (info.post_pool.empty()) return rows;
+  EMBED_CHECK(*cols == info.d_model && static_cast<int64_t>(rows.size()) == n * *cols, "Runner::project: rows must be [n, d_model]");
+  ws_->reset();
+  BatchView bv;
+  ForwardPass fp{*backend_, *ws_, bv};
+  const Tensor x{const_cast<float*>(upload_floats(rows)), DType::F32, backend_->device(), n, *cols};
+  const Tensor y = project_pooled(fp, info, x);
+  std::vector<float> out(static_cast<size_t>(y.numel()));
+  backend_->download(out.data(), y.data, out.size() * 4);
+  *cols = y.cols;
+  return out;
+}
+
+RunOutput Runner::run_in_pieces(const SequenceInput& seq, const PassOptions& o, int64_t piece) {
+  RunOutput out;
+  validate({seq}, o, out);
+  const ModelInfo& info = model_->info();
+  if (!info.causal)
+    fail(ErrorKind::Unsupported, info.arch + " attends in both directions (earlier tokens see later ones): a sequence cannot run in pieces");
+  const int64_t len = static_cast<int64_t>(seq.ids.size()), d = info.d_model;
+  piece = std::clamp<int64_t>(piece, 1, len);
+  KvCache cache(*backend_, len, piece);
+  const bool per_token = o.pooling == Pooling::None, mean = o.pooling == Pooling::Mean;
+  // The piece that holds the token a pooling reads: the first for cls (and a rank head reading the
+  // first token), the last otherwise.
+  const bool pool_first = o.pooling == Pooling::Cls || (o.pooling == Pooling::Rank && info.rank_head.token == PoolKind::First);
+  // Mean pooling: the sum of the token rows (weights 0/1 leave special tokens out) and the count,
+  // carried across the pieces in double.
+  std::vector<double> sum(mean ? static_cast<size_t>(d) : 0);
+  double weight = 0;
+  std::vector<float> rows;
+  for (int64_t p = 0; p < len; p += piece) {
+    const int64_t n = std::min(piece, len - p);
+    ws_->reset();
+    HostBatch hb;
+    hb.add(seq, p, p + n, /*exclude_special=*/false);
+    const BatchView bv = upload_batch(hb);
+    ForwardPass fp{*backend_, *ws_, bv, &cache};
+    Tensor hidden = ws_->f32(n, d);
+    cache.begin_piece(n);
+    model_->arch().forward(fp, hidden);
+    cache.end_piece();
+    if (per_token || mean || o.keep_hidden) {
+      rows.resize(static_cast<size_t>(n * d));
+      backend_->download(rows.data(), hidden.data, rows.size() * 4);
+      if (per_token) out.pooled.insert(out.pooled.end(), rows.begin(), rows.end());
+      if (o.keep_hidden) out.hidden.insert(out.hidden.end(), rows.begin(), rows.end());
+      for (int64_t t = 0; mean && t < n; t++) {
+        if (o.exclude_special && seq.special[static_cast<size_t>(p + t)]) continue;
+        weight += 1;
+        for (int64_t i = 0; i < d; i++) sum[static_cast<size_t>(i)] += rows[static_cast<size_t>(t * d + i)];
+      }
+    }
+    if (!per_token && !mean && (pool_first ? p == 0 : p + n == len)) {
+      PoolSpec ps;
+      ps.pooling = o.pooling;
+      const Tensor pooled = pool_outputs(fp, info, hidden, ps);
+      out.rows = pooled.rows;
+      out.cols = pooled.cols;
+      out.pooled.resize(static_cast<size_t>(pooled.numel()));
+      backend_->download(out.pooled.data(), pooled.data, out.pooled.size() * 4);
+    }
+  }
+  if (per_token) {
+    out.rows = len;
+    out.cols = d;
+  }
+  if (mean) {
+    std::vector<float> m(static_cast<size_t>(d));
+    for (int64_t i = 0; i < d; i++) m[static_cast<size_t>(i)] = weight > 0 ? static_cast<float>(sum[static_cast<size_t>(i)] / weight) : 0.0f;
+    out.rows = 1;
+    out.cols = d;
+    out.pooled = project(m, 1, &out.cols);
+  }
+  out.cu_seqlens = {0, static_cast<int32_t>(len)};
+  check_finite(out, o);
   return out;
 }
 

@@ -61,16 +61,30 @@ struct RunOutput {
   std::vector<std::string> warnings;
 };
 
+struct HostBatch;  // runner.cpp
+
 // Per-thread execution state: its own backend (thread pool / stream) and workspace.
 class Runner {
  public:
   Runner(std::shared_ptr<const LoadedModel> model, int threads);
   RunOutput run(const std::vector<SequenceInput>& seqs, const PassOptions& o);
+  // One sequence of a causal model in consecutive pieces of at most `piece` tokens, the keys and
+  // values of earlier pieces kept (KvCache): what run({seq}, o) gives (hidden states and last /
+  // cls / rank rows bit for bit; mean pooling sums in double across pieces, so within the f32
+  // rounding of run()'s sum), in memory bounded by the piece and the cache. Unsupported for
+  // bidirectional models.
+  RunOutput run_in_pieces(const SequenceInput& seq, const PassOptions& o, int64_t piece);
+  // The model's post-pooling projections (ModelInfo::post_pool) of n pooled rows [n, d_model],
+  // for rows pooled outside run(); *cols becomes the output width. Unchanged without projections.
+  std::vector<float> project(const std::vector<float>& rows, int64_t n, int64_t* cols);
   const LoadedModel& model() const { return *model_; }
   Backend& backend() { return *backend_; }
 
  private:
   void validate(const std::vector<SequenceInput>& seqs, const PassOptions& o, RunOutput& out) const;
+  void check_finite(const RunOutput& out, const PassOptions& o) const;
+  BatchView upload_batch(const HostBatch& h);  // into the workspace
+  const float* upload_floats(const std::vector<float>& v);
 
   std::shared_ptr<const LoadedModel> model_;
   std::unique_ptr<Backend> backend_;

@@ -34,6 +34,11 @@ void write_synthetic(const SyntheticSpec& s, const std::string& path) {
     w.set<float>(a + ".rope.freq_base", 1e6f);
     w.set<uint32_t>(a + ".pooling_type", s.rank_head ? 4 : 3);
   }
+  if (a == "gemma3") {
+    w.set<uint32_t>(a + ".attention.sliding_window", static_cast<uint32_t>(s.sliding_window));
+    w.set<uint32_t>(a + ".attention.sliding_window_pattern", static_cast<uint32_t>(s.sliding_window_pattern));
+    w.set<float>(a + ".rope.freq_base_swa", 1e4f);
+  }
   if (s.edit_metadata) s.edit_metadata(w);
 
   auto add = [&](const std::string& name, std::vector<int64_t> ne, float fill = NAN) {
@@ -90,6 +95,10 @@ void write_synthetic(const SyntheticSpec& s, const std::string& path) {
       add(p + "ffn_gate.weight", {E, F});
       add(p + "ffn_up.weight", {E, F});
       add(p + "ffn_down.weight", {F, E});
+      if (a == "gemma3") {
+        add(p + "post_attention_norm.weight", {E}, 1.0f);
+        add(p + "post_ffw_norm.weight", {E}, 1.0f);
+      }
     }
     if (s.rank_head) add("cls.output.weight", {E, 2});
   }

@@ -13,7 +13,8 @@
 namespace embed::test {
 
 struct SyntheticSpec {
-  std::string arch = "bert";   // "bert" or "qwen3"
+  std::string arch = "bert";   // "bert", "qwen3" or "gemma3" (causal, sliding-window layers)
+  int sliding_window = 8, sliding_window_pattern = 2;  // gemma3: every 2nd layer global
   int64_t d_model = 32, n_layers = 2, n_heads = 4, n_kv_heads = 2, d_ff = 64, n_vocab = 100, n_ctx = 64;
   bool rank_head = false;
   // Hooks to corrupt the model: skip a tensor, change a shape, overwrite values or metadata.
