@@ -1,67 +1,230 @@
-// `embed [MODEL] INPUT`: one vector per input line, in order, in the chosen format. A thin layer
-// over the public API: reading lines, mapping errors to line numbers, progress, output.
+// `embed [MODEL] INPUT`: one result per input record, in order, in the chosen format. A thin
+// layer over the public API that streams: records are read and embedded a block at a time and
+// each block's rows written as soon as it finishes, so memory holds a block, not the corpus;
+// --resume continues a killed run's output, --dedup embeds a repeated text once.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <memory>
+#include <unordered_map>
 
 #include "engine/api.h"
 #include "tokenizer/tokenizer.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/input.h"
 #include "tools/cli/output.h"
+#include "tools/cli/records.h"
+#include "tools/cli/row_writer.h"
 
 namespace embed::cli {
 namespace {
 
-struct FileCloser {
-  void operator()(std::FILE* f) const {
-    if (f && f != stdout) std::fclose(f);
-  }
-};
-
-std::unique_ptr<std::FILE, FileCloser> open_output(const std::string& path, bool binary) {
-  if (path.empty() || path == "-") {
-    if (binary && isatty(fileno(stdout)))
-      fail(ErrorKind::InvalidArgument, "refusing to write binary npy to a terminal: use --out FILE or redirect stdout");
-    return std::unique_ptr<std::FILE, FileCloser>(stdout);
-  }
-  std::FILE* f = std::fopen(path.c_str(), binary ? "wb" : "w");
-  if (!f) fail(ErrorKind::Io, path + ": cannot create the output file");
-  return std::unique_ptr<std::FILE, FileCloser>(f);
-}
-
-// "\r[=====>     ] 120/500 texts  85.3 texts/s  ETA 4s" on stderr.
+// "\r[=====>     ] 41%  120000 rows  8500.3 rows/s  ETA 1m04s" on stderr; the fraction comes from
+// the bytes read of the input (no ETA when its size is unknown: stdin, pipes).
 class Progress {
  public:
   explicit Progress(bool on) : on_(on), start_(std::chrono::steady_clock::now()) {}
-  void update(size_t done, size_t total) {
-    if (!on_ || total == 0) return;
-    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    const double rate = secs > 0 ? done / secs : 0;
-    const int width = 30, filled = static_cast<int>(width * done / total);
-    std::string bar(static_cast<size_t>(filled), '=');
-    if (filled < width) bar += '>' + std::string(static_cast<size_t>(width - filled - 1), ' ');
-    const double eta = rate > 0 ? (total - done) / rate : 0;
-    std::fprintf(stderr, "\r[%s] %zu/%zu texts  %.1f texts/s  ETA %.0fs ", bar.c_str(), done, total, rate, eta);
-    if (done == total) std::fprintf(stderr, "\n");
+  double seconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
+  void update(size_t rows, uint64_t bytes, uint64_t size, bool done) {
+    if (!on_) return;
+    const double secs = seconds(), rate = secs > 0 ? rows / secs : 0;
+    const double frac = done ? 1.0 : size > 0 ? static_cast<double>(bytes) / size : 0.0;
+    std::string line;
+    char buf[160];
+    if (size > 0 || done) {
+      const int width = 30, filled = static_cast<int>(width * frac);
+      std::string bar(static_cast<size_t>(filled), '=');
+      if (filled < width) bar += '>' + std::string(static_cast<size_t>(width - filled - 1), ' ');
+      const double eta = frac > 0 ? secs * (1 - frac) / frac : 0;
+      std::snprintf(buf, sizeof buf, "\r[%s] %3.0f%%  %zu rows  %.1f rows/s  ETA %dm%02ds ", bar.c_str(), 100 * frac, rows, rate,
+                    static_cast<int>(eta) / 60, static_cast<int>(eta) % 60);
+    } else {
+      std::snprintf(buf, sizeof buf, "\r%zu rows  %.1f rows/s ", rows, rate);
+    }
+    std::fputs(buf, stderr);
+    if (done) std::fputs("\n", stderr);
     std::fflush(stderr);
   }
+  bool on() const { return on_; }
 
  private:
   bool on_;
   std::chrono::steady_clock::time_point start_;
 };
 
-[[noreturn]] void fail_at_line(const Status& s, const InputLines& in, const std::string& input) {
+Request request_of(const EmbedCommand& o) {
+  Request req;
+  req.pooling = parse_pooling_flag(o.pooling);
+  req.normalize = o.normalize;
+  req.dimensions = o.dims;
+  if (o.prefix_given && !o.prompt_name.empty()) fail(ErrorKind::InvalidArgument, "give either --prefix or --prompt-name, not both");
+  if (o.prefix_given) req.prompt = o.prefix;
+  req.prompt_name = o.prompt_name;
+  req.max_tokens = o.max_tokens;
+  req.truncate = o.truncate;
+  req.truncation_direction = parse_direction_flag(o.truncate_direction);
+  req.exclude_special = o.exclude_special;
+  if (!o.long_inputs.empty() && !parse_long_inputs(o.long_inputs, &req.long_inputs))
+    fail(ErrorKind::InvalidArgument, "unknown --long '" + o.long_inputs + "' (error, chunk)");
+  req.long_overlap = o.long_overlap;
+  req.late_chunking = o.late_chunking;
+  if (!o.chunk_by.empty() && !parse_chunk_rule(o.chunk_by, &req.chunk_rule))
+    fail(ErrorKind::InvalidArgument, "unknown --chunk-by '" + o.chunk_by + "' (tokens, sentences, separator)");
+  req.chunk_tokens = o.chunk_tokens;
+  req.chunk_separator = o.chunk_separator;
+  return req;
+}
+
+// The error of input `index` of a block, with its line in the input file.
+[[noreturn]] void fail_at_record(const Status& s, const std::vector<Record>& block, const std::string& name) {
   std::string msg = s.message;
-  if (s.index >= 0 && static_cast<size_t>(s.index) < in.line_numbers.size())
-    msg = (input == "-" ? std::string("stdin") : input) + ": line " + std::to_string(in.line_numbers[s.index]) + ": " + msg;
+  if (s.index >= 0 && static_cast<size_t>(s.index) < block.size())
+    msg = name + ": line " + std::to_string(block[static_cast<size_t>(s.index)].line) + ": " + msg;
   if (msg.find("tokens, more than the limit") != std::string::npos)
-    msg += " (use --truncate to cut long lines, or --max-tokens to change the limit)";
+    msg += " (use --truncate to cut long lines, --long chunk to embed them in windows, or --max-tokens to change the limit)";
   fail(s.kind, msg);
+}
+
+// Rows of texts embedded before (--dedup): at most `budget` bytes of rows, the oldest dropped first.
+// A text embedded again gives the same row (rows do not depend on batching), so the budget only
+// bounds the work saved.
+class DedupCache {
+ public:
+  explicit DedupCache(size_t budget) : budget_(budget) {}
+  const std::vector<float>* find(const std::string& text) const {
+    const auto it = rows_.find(text);
+    return it == rows_.end() ? nullptr : &it->second;
+  }
+  void add(const std::string& text, const float* row, int64_t cols) {
+    if (rows_.count(text)) return;
+    rows_.emplace(text, std::vector<float>(row, row + cols));
+    order_.push_back(text);
+    bytes_ += text.size() + static_cast<size_t>(cols) * 4 + 64;
+    while (bytes_ > budget_ && !order_.empty()) {
+      const auto it = rows_.find(order_.front());
+      bytes_ -= order_.front().size() + it->second.size() * 4 + 64;
+      rows_.erase(it);
+      order_.pop_front();
+    }
+  }
+
+ private:
+  size_t budget_, bytes_ = 0;
+  std::unordered_map<std::string, std::vector<float>> rows_;
+  std::deque<std::string> order_;
+};
+
+struct Totals {
+  size_t rows = 0, inputs = 0, truncated = 0, deduplicated = 0;
+  int64_t tokens = 0;
+};
+
+// One block: its texts embedded (each distinct text once with --dedup), the rows in block order.
+Embeddings embed_block(Context& ctx, const Request& req, const RunSettings& settings, const std::vector<Record>& block,
+                       DedupCache* dedup, const std::string& name, Totals& totals) {
+  std::vector<std::string> texts;
+  std::vector<std::vector<CharSpan>> spans;
+  bool any_spans = false;
+  std::vector<int64_t> source(block.size(), -1);  // dedup: the text's row among `texts`, or -1: cached
+  std::unordered_map<std::string, int64_t> first;
+  std::vector<size_t> index_of;  // texts[k] is block[index_of[k]]
+  for (size_t i = 0; i < block.size(); i++) {
+    if (dedup) {
+      if (dedup->find(block[i].text)) continue;
+      if (const auto it = first.find(block[i].text); it != first.end()) {
+        source[i] = it->second;
+        continue;
+      }
+      first.emplace(block[i].text, static_cast<int64_t>(texts.size()));
+    }
+    source[i] = static_cast<int64_t>(texts.size());
+    index_of.push_back(i);
+    texts.push_back(block[i].text);
+    spans.push_back(block[i].spans);
+    any_spans |= block[i].has_spans;
+  }
+  if (any_spans && !req.late_chunking)
+    fail(ErrorKind::InvalidArgument, name + ": line " + std::to_string(block[index_of[0]].line) + " (or later) has chunk spans: add --late-chunking");
+  Embeddings e;
+  if (!texts.empty()) {
+    auto result = any_spans ? ctx.embed(texts, spans, req, settings) : ctx.embed(texts, req, settings);
+    if (!result) {
+      Status s = result.error();
+      if (s.index >= 0) s.index = static_cast<int64_t>(index_of[static_cast<size_t>(s.index)]);
+      fail_at_record(s, block, name);
+    }
+    e = std::move(result.value());
+  }
+  for (const std::string& w : e.warnings) std::fprintf(stderr, "embed: warning: %s\n", w.c_str());
+  totals.truncated += e.truncated;
+  for (int32_t n : e.n_tokens) totals.tokens += n;
+  if (!dedup) return e;
+  // Rows in block order, from this block's texts or the cache.
+  int64_t cols = e.cols;
+  for (size_t i = 0; i < block.size() && cols == 0; i++)
+    if (const std::vector<float>* row = dedup->find(block[i].text)) cols = static_cast<int64_t>(row->size());
+  Embeddings out;
+  out.rows = static_cast<int64_t>(block.size());
+  out.cols = cols;
+  out.data.resize(static_cast<size_t>(out.rows * cols));
+  for (size_t i = 0; i < block.size(); i++) {
+    const float* row = source[i] >= 0 ? e.row(source[i]) : dedup->find(block[i].text)->data();
+    std::copy(row, row + cols, out.data.begin() + static_cast<int64_t>(i) * cols);
+    if (source[i] < 0 || index_of[static_cast<size_t>(source[i])] != i) totals.deduplicated++;
+  }
+  for (size_t k = 0; k < texts.size(); k++) dedup->add(texts[k], e.row(static_cast<int64_t>(k)), cols);
+  return out;
+}
+
+void print_tokens(const Model& model, const Request& req, const std::vector<Record>& block) {
+  const tok::Tokenizer& tk = model.tokenizer();
+  const std::string prompt = resolve_prompt(model.describe().prompts, req.prompt, req.prompt_name);
+  for (const Record& r : block) {
+    const tok::Encoding e = tk.encode(prompt + r.text);
+    std::string pieces;
+    for (size_t k = 0; k < e.ids.size() && k < 64; k++) pieces += (k ? " " : "") + std::string(tk.piece(e.ids[k]));
+    std::fprintf(stderr, "line %zu: %zu tokens: %s%s\n", r.line, e.ids.size(), pieces.c_str(), e.ids.size() > 64 ? " ..." : "");
+  }
+}
+
+void report_skipped(const RecordReader& in) {
+  if (in.skipped_count() == 0) return;
+  std::string list;
+  for (size_t i = 0; i < in.skipped().size(); i++) list += (i ? ", " : "") + std::to_string(in.skipped()[i]);
+  std::fprintf(stderr, "embed: skipped %zu empty line(s): %s%s\n", in.skipped_count(), list.c_str(), in.skipped_count() > in.skipped().size() ? ", ..." : "");
+}
+
+// --similarity: every row is needed at once (the matrix is n x n anyway).
+int run_similarity(const EmbedCommand& o, Format fmt, Context& ctx, const Request& req, const RunSettings& settings,
+                   RecordReader& in) {
+  std::vector<std::string> texts;
+  for (Record r; in.next(r);) texts.push_back(std::move(r.text));
+  report_skipped(in);
+  if (texts.empty()) fail(ErrorKind::InvalidArgument, in.name() + ": no text to embed");
+  auto result = ctx.embed(texts, req, settings);
+  if (!result) fail(result.error().kind, result.error().message);
+  const Embeddings& e = result.value();
+  if (!e.row_offsets.empty()) fail(ErrorKind::InvalidArgument, "--similarity needs one pooled vector per input");
+  const std::vector<float> sim = cosine_matrix(e);
+  std::FILE* out = stdout;
+  if (!o.out.empty() && o.out != "-" && !(out = std::fopen(o.out.c_str(), fmt == Format::Npy ? "wb" : "w")))
+    fail(ErrorKind::Io, o.out + ": cannot create the output file");
+  if (o.format.empty()) write_similarity_table(out, sim, e.rows, texts);
+  else write_similarity(out, fmt, sim, e.rows, texts);
+  if (out != stdout) std::fclose(out);
+  return kExitOk;
+}
+
+// Records of the input, counted without embedding them (npy to a pipe needs the count first).
+size_t count_records(const std::string& input, InputFormat f, const RecordFields& fields, bool skip_empty) {
+  RecordReader in(input, f, fields, skip_empty);
+  size_t n = 0;
+  for (Record r; in.next(r);) n++;
+  return n;
 }
 
 }  // namespace
@@ -88,20 +251,6 @@ std::string resolve_model(const std::string& model) {
   return path;
 }
 
-std::optional<Pooling> parse_pooling_flag(const std::string& s) {
-  if (s.empty()) return std::nullopt;
-  Pooling p;
-  if (!parse_pooling(s, &p)) fail(ErrorKind::InvalidArgument, "unknown --pooling '" + s + "' (none, mean, cls, last, rank)");
-  return p;
-}
-
-TruncationDirection parse_direction_flag(const std::string& s) {
-  TruncationDirection d = TruncationDirection::Right;
-  if (!s.empty() && !parse_truncation_direction(s, &d))
-    fail(ErrorKind::InvalidArgument, "unknown --truncate-direction '" + s + "' (left, right)");
-  return d;
-}
-
 std::shared_ptr<const Model> load_model(const std::string& model, const std::string& device, int threads,
                                         const std::string& compat, const std::string& compute_type) {
   ModelOptions mo;
@@ -119,71 +268,113 @@ std::shared_ptr<const Model> load_model(const std::string& model, const std::str
   return loaded.value();
 }
 
+std::optional<Pooling> parse_pooling_flag(const std::string& s) {
+  if (s.empty()) return std::nullopt;
+  Pooling p;
+  if (!parse_pooling(s, &p)) fail(ErrorKind::InvalidArgument, "unknown --pooling '" + s + "' (none, mean, cls, last, rank)");
+  return p;
+}
+
+TruncationDirection parse_direction_flag(const std::string& s) {
+  TruncationDirection d = TruncationDirection::Right;
+  if (!s.empty() && !parse_truncation_direction(s, &d))
+    fail(ErrorKind::InvalidArgument, "unknown --truncate-direction '" + s + "' (left, right)");
+  return d;
+}
+
 int run_embed(const EmbedCommand& o) {
   Format fmt = Format::Jsonl;
   if (!o.format.empty() && !parse_format(o.format, &fmt))
     fail(ErrorKind::InvalidArgument, "unknown --format '" + o.format + "' (json, jsonl, csv, npy, raw)");
-  Request req;
-  req.pooling = parse_pooling_flag(o.pooling);
-  req.normalize = o.normalize;
-  req.dimensions = o.dims;
-  if (o.prefix_given && !o.prompt_name.empty()) fail(ErrorKind::InvalidArgument, "give either --prefix or --prompt-name, not both");
-  if (o.prefix_given) req.prompt = o.prefix;
-  req.prompt_name = o.prompt_name;
-  req.max_tokens = o.max_tokens;
-  req.truncate = o.truncate;
-  req.truncation_direction = parse_direction_flag(o.truncate_direction);
-  req.exclude_special = o.exclude_special;
+  const Request req = request_of(o);
   RunSettings settings;
   settings.batch_tokens = o.batch_tokens;
+  const InputFormat in_format = input_format(o.input_format, o.input);
+  RecordFields fields;
+  if (!o.text_field.empty()) fields.text = o.text_field;
+  if (!o.id_field.empty()) fields.id = o.id_field, fields.id_required = true;
+  if (!o.spans_field.empty()) fields.spans = o.spans_field;
+  if (o.block < 1) fail(ErrorKind::InvalidArgument, "--block " + std::to_string(o.block) + " must be positive");
 
-  const InputLines in = read_lines(o.input, o.skip_empty);
-  if (!in.skipped.empty()) {
-    std::string list;
-    for (size_t i = 0; i < in.skipped.size() && i < 20; i++) list += (i ? ", " : "") + std::to_string(in.skipped[i]);
-    std::fprintf(stderr, "embed: skipped %zu empty line(s): %s%s\n", in.skipped.size(), list.c_str(), in.skipped.size() > 20 ? ", ..." : "");
+  const RowShape shape = req.late_chunking ? RowShape::Chunks : req.pooling == Pooling::None ? RowShape::PerToken : RowShape::Pooled;
+  if (shape != RowShape::Pooled && !o.similarity) {
+    const bool ok = fmt == Format::Json || fmt == Format::Jsonl || (shape == RowShape::Chunks && fmt == Format::Npy);
+    if (!ok)
+      fail(ErrorKind::InvalidArgument, shape == RowShape::PerToken ? "--pooling none gives one vector per token; only --format json or jsonl can hold that"
+                                                                   : "--late-chunking gives one vector per chunk: --format jsonl, json, or npy with --spans-out");
+    if (o.dedup) fail(ErrorKind::InvalidArgument, "--dedup applies to one vector per input (not --pooling none or --late-chunking)");
   }
-  if (in.texts.empty()) fail(ErrorKind::InvalidArgument, (o.input == "-" ? std::string("stdin") : o.input) + ": no text to embed");
+  if (!o.spans_out.empty() && !(shape == RowShape::Chunks && fmt == Format::Npy))
+    fail(ErrorKind::InvalidArgument, "--spans-out goes with --late-chunking and -f npy");
+  if (shape == RowShape::Chunks && fmt == Format::Npy && o.spans_out.empty())
+    fail(ErrorKind::InvalidArgument, "--late-chunking with -f npy needs --spans-out FILE for the chunks' spans");
 
+  RecordReader in(o.input, in_format, fields, o.skip_empty);
   const std::shared_ptr<const Model> model = load_model(o.model, o.device, o.threads, o.compat, o.compute_type);
   Context ctx(model, o.threads);
+  if (o.similarity) return run_similarity(o, fmt, ctx, req, settings, in);
 
-  if (o.verbose) {
-    const tok::Tokenizer& tk = model->tokenizer();
-    const std::string prompt = resolve_prompt(model->describe().prompts, req.prompt, req.prompt_name);
-    for (size_t i = 0; i < in.texts.size(); i++) {
-      const tok::Encoding e = tk.encode(prompt + in.texts[i]);
-      std::string pieces;
-      for (size_t k = 0; k < e.ids.size() && k < 64; k++) pieces += (k ? " " : "") + std::string(tk.piece(e.ids[k]));
-      std::fprintf(stderr, "line %zu: %zu tokens: %s%s\n", in.line_numbers[i], e.ids.size(), pieces.c_str(), e.ids.size() > 64 ? " ..." : "");
-    }
+  RowWriterOptions wo;
+  wo.path = o.out;
+  wo.format = fmt;
+  wo.shape = shape;
+  wo.model = model->describe().path;
+  wo.resume = o.resume;
+  wo.spans_path = o.spans_out;
+  // npy to stdout that cannot seek (a pipe): the row count goes first, from a pass over the input.
+  if (fmt == Format::Npy && (o.out.empty() || o.out == "-") && lseek(fileno(stdout), 0, SEEK_CUR) < 0) {
+    if (o.input == "-" || shape == RowShape::Chunks)
+      fail(ErrorKind::InvalidArgument, "npy to a pipe needs the row count first: give the input as a file (not with --late-chunking), or use --out FILE");
+    wo.npy_rows = static_cast<int64_t>(count_records(o.input, in_format, fields, o.skip_empty));
   }
+  // Writing over the input would destroy it before it is read.
+  struct stat si, so;
+  if (o.input != "-" && !o.out.empty() && o.out != "-" && stat(o.input.c_str(), &si) == 0 && stat(o.out.c_str(), &so) == 0 &&
+      si.st_dev == so.st_dev && si.st_ino == so.st_ino)
+    fail(ErrorKind::InvalidArgument, o.out + " is the input file: give another --out");
+  RowWriter writer(wo);
+
+  // Resume: the inputs the output already holds are read again, not embedded.
+  Record rec;
+  size_t done = 0;
+  for (; done < writer.resumed(); done++)
+    if (!in.next(rec))
+      fail(ErrorKind::InvalidArgument, o.out + " holds " + std::to_string(writer.resumed()) + " rows but " + in.name() + " has only " +
+                                           std::to_string(done) + " inputs: it is not this input's output");
+  if (writer.resumed() > 0 && writer.resumed_last_index() >= 0 && writer.resumed_last_index() != static_cast<int64_t>(rec.index))
+    fail(ErrorKind::InvalidArgument, o.out + ": its last row has index " + std::to_string(writer.resumed_last_index()) + ", but this input's " +
+                                         std::to_string(done) + "th text has index " + std::to_string(rec.index) + ": it is not this input's output");
+  if (writer.resumed() > 0) std::fprintf(stderr, "embed: %s: resuming after %zu rows\n", o.out.c_str(), writer.resumed());
+
   Progress progress(o.progress || isatty(fileno(stderr)));
-  settings.progress = [&](size_t done, size_t total) { progress.update(done, total); };
-  auto result = ctx.embed(in.texts, req, settings);
-  if (!result) fail_at_line(result.error(), in, o.input);
-  const Embeddings& e = result.value();
-  for (const std::string& w : e.warnings) std::fprintf(stderr, "embed: warning: %s\n", w.c_str());
-
-  OutputMeta meta;
-  meta.model = model->describe().path;
-  for (size_t n : in.line_numbers) meta.indices.push_back(n - 1);
-  for (int32_t n : e.n_tokens) meta.total_tokens += n;
-  const bool per_token = !e.row_offsets.empty();
-  if (o.similarity) {
-    if (per_token) fail(ErrorKind::InvalidArgument, "--similarity needs pooled vectors, not --pooling none");
-    auto out = open_output(o.out, fmt == Format::Npy);
-    const std::vector<float> sim = cosine_matrix(e);
-    if (o.format.empty()) write_similarity_table(out.get(), sim, e.rows, in.texts);
-    else write_similarity(out.get(), fmt, sim, e.rows, in.texts);
-    return kExitOk;
+  std::unique_ptr<DedupCache> dedup = o.dedup ? std::make_unique<DedupCache>(size_t{64} << 20) : nullptr;
+  Totals totals;
+  for (;;) {
+    std::vector<Record> block;
+    size_t bytes = 0;
+    while (block.size() < static_cast<size_t>(o.block) && bytes < (size_t{8} << 20) && in.next(rec)) {
+      bytes += rec.text.size();
+      block.push_back(std::move(rec));
+    }
+    if (block.empty()) break;
+    if (o.verbose) print_tokens(*model, req, block);
+    const Embeddings e = embed_block(ctx, req, settings, block, dedup.get(), in.name(), totals);
+    std::vector<RowLabel> labels;
+    for (const Record& r : block) labels.push_back(RowLabel{r.index, r.id_json});
+    writer.write(e, labels);
+    totals.inputs += block.size();
+    totals.rows += static_cast<size_t>(e.rows);
+    progress.update(totals.inputs + done, in.bytes_read(), in.file_size(), false);
   }
-  if (per_token && fmt != Format::Json && fmt != Format::Jsonl)
-    fail(ErrorKind::InvalidArgument, "--pooling none gives one vector per token; only --format json or jsonl can hold that");
-  auto out = open_output(o.out, fmt == Format::Npy);
-  if (per_token) write_token_embeddings(out.get(), fmt, e, meta);
-  else write_embeddings(out.get(), fmt, e, meta);
-  if (std::fflush(out.get()) != 0) fail(ErrorKind::Io, "cannot write the output");
+  report_skipped(in);
+  if (totals.inputs + done == 0) fail(ErrorKind::InvalidArgument, in.name() + ": no text to embed");
+  writer.finish(totals.tokens);
+  if (progress.on()) {
+    progress.update(totals.inputs + done, in.bytes_read(), in.file_size(), true);
+    std::fprintf(stderr, "embed: %zu inputs -> %zu rows, %lld tokens, %zu truncated, %zu skipped, %zu deduplicated%s in %.1fs\n",
+                 totals.inputs, totals.rows, static_cast<long long>(totals.tokens), totals.truncated, in.skipped_count(),
+                 totals.deduplicated, done ? (" (" + std::to_string(done) + " resumed)").c_str() : "", progress.seconds());
+  }
   return kExitOk;
 }
 

@@ -45,6 +45,21 @@ struct EmbedCommand {
   std::string device = "cpu";
   std::string compat;         // "llama.cpp": round activations like llama.cpp (empty: exact)
   std::string compute_type;   // f32 (default), bf16, int8
+  // Long inputs and late chunking (engine/request.h).
+  std::string long_inputs;    // --long error|chunk (empty: error)
+  int64_t long_overlap = -1;
+  bool late_chunking = false;
+  std::string chunk_by;       // tokens (default), sentences, separator
+  int64_t chunk_tokens = 256;
+  std::string chunk_separator = "<<<CHUNK>>>";
+  std::string spans_out;      // late chunking as npy: the chunks' spans
+  // Structured input (tools/cli/records.h).
+  std::string input_format;   // text, jsonl, csv, tsv (empty: by extension)
+  std::string text_field, id_field, spans_field;
+  // Bulk runs.
+  bool resume = false;
+  bool dedup = false;
+  int64_t block = 4096;       // inputs embedded and written together
 };
 int run_embed(const EmbedCommand& o);
 

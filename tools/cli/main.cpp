@@ -127,7 +127,7 @@ int embed_main(int argc, char** argv) {
   app.add_flag("--truncate", o.truncate, "Cut lines longer than the limit instead of failing");
   app.add_option("--truncate-direction", o.truncate_direction, "right (default): keep the start of a long line; left: keep its end");
   app.add_option("-t,--threads", o.threads, "CPU threads (default: all cores)");
-  app.add_option("--batch-tokens", o.batch_tokens, "Tokens per forward pass (default 4096)");
+  app.add_option("--batch-tokens", o.batch_tokens, "Tokens per forward pass (default 4096; a causal model runs a longer text in pieces of this size)");
   app.add_option("-f,--format", o.format, "jsonl (default), json, csv, npy, raw");
   app.add_option("-o,--out", o.out, "Output file (default: stdout)");
   app.add_flag("--similarity", o.similarity, "Print the cosine-similarity matrix of the lines instead of the vectors");
@@ -138,6 +138,23 @@ int embed_main(int argc, char** argv) {
   app.add_option("--device", o.device, "cpu (default) or cuda");
   app.add_option("--compat", o.compat, kCompatHelp);
   app.add_option("--compute-type", o.compute_type, kComputeTypeHelp);
+  app.add_option("--long", o.long_inputs, "A text longer than --max-tokens: error (default), or chunk: windows of max-tokens, each pooled, "
+                 "combined by their token-weighted mean (docs/long-inputs.md)");
+  app.add_option("--long-overlap", o.long_overlap, "Tokens two consecutive windows share (default: a quarter of the window)");
+  app.add_flag("--late-chunking", o.late_chunking, "One vector per chunk of each text, each the mean of its tokens encoded with the whole text "
+               "(docs/long-inputs.md)");
+  app.add_option("--chunk-by", o.chunk_by, "Late chunking's chunks: tokens (default, every --chunk-tokens), sentences, separator "
+                 "(--chunk-separator); JSONL spans override it per text");
+  app.add_option("--chunk-tokens", o.chunk_tokens, "Tokens per chunk with --chunk-by tokens")->capture_default_str();
+  app.add_option("--chunk-separator", o.chunk_separator, "Text that separates chunks with --chunk-by separator")->capture_default_str();
+  app.add_option("--spans-out", o.spans_out, "Late chunking with -f npy: a JSONL file of each row's input index and character span");
+  app.add_option("--input-format", o.input_format, "text (one text per line), jsonl, csv, tsv (default: by the file's extension)");
+  app.add_option("--text-field", o.text_field, "JSONL field / CSV column holding the text (default: text)");
+  app.add_option("--id-field", o.id_field, "JSONL field / CSV column holding an id copied to the output rows (default: id, when present)");
+  app.add_option("--spans-field", o.spans_field, "JSONL field holding late chunking's character spans [[begin, end], ...] (default: spans)");
+  app.add_flag("--resume", o.resume, "Continue an output file a killed run left: after its last complete row (a partial one is rewritten)");
+  app.add_flag("--dedup", o.dedup, "Embed identical texts once (rows stay one per input)");
+  app.add_option("--block", o.block, "Inputs embedded and written together (memory grows with it)")->capture_default_str();
   if (const int rc = parse(app, argc, argv); rc >= 0) return rc;
   o.prefix_given = prefix->count() > 0;
   if (positional.size() == 2) {

@@ -1,4 +1,5 @@
-// Output formats. Floats use the shortest representation that round-trips (std::to_chars).
+// Output formats shared by the writers: floats in the shortest form that round-trips
+// (std::to_chars), the similarity matrix. Embedding rows are written by row_writer.cpp.
 #include "tools/cli/output.h"
 
 #include <charconv>
@@ -16,28 +17,6 @@ void append_row(std::string& s, const float* v, int64_t n, const char* sep) {
     if (i) s += sep;
     s += format_float(v[i]);
   }
-}
-
-std::string json_escape(const std::string& in) {
-  std::string s;
-  for (unsigned char c : in) {
-    switch (c) {
-      case '"': s += "\\\""; break;
-      case '\\': s += "\\\\"; break;
-      case '\n': s += "\\n"; break;
-      case '\r': s += "\\r"; break;
-      case '\t': s += "\\t"; break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          s += buf;
-        } else {
-          s += static_cast<char>(c);
-        }
-    }
-  }
-  return s;
 }
 
 void write_npy(std::FILE* out, const float* data, int64_t rows, int64_t cols) {
@@ -71,59 +50,6 @@ std::string format_float(float v) {
   char buf[32];
   const auto r = std::to_chars(buf, buf + sizeof buf, v);
   return std::string(buf, r.ptr);
-}
-
-void write_embeddings(std::FILE* out, Format f, const Embeddings& e, const OutputMeta& meta) {
-  if (f == Format::Npy) return write_npy(out, e.data.data(), e.rows, e.cols);
-  std::string s;
-  if (f == Format::Json) s += "{\"object\":\"list\",\"data\":[";
-  for (int64_t r = 0; r < e.rows; r++) {
-    switch (f) {
-      case Format::Jsonl:
-        s += "{\"index\":" + std::to_string(meta.indices[r]) + ",\"embedding\":[";
-        append_row(s, e.row(r), e.cols, ",");
-        s += "]}\n";
-        break;
-      case Format::Json:
-        s += std::string(r ? "," : "") + "{\"object\":\"embedding\",\"index\":" + std::to_string(meta.indices[r]) + ",\"embedding\":[";
-        append_row(s, e.row(r), e.cols, ",");
-        s += "]}";
-        break;
-      case Format::Csv: append_row(s, e.row(r), e.cols, ","); s += "\n"; break;
-      case Format::Raw: append_row(s, e.row(r), e.cols, " "); s += "\n"; break;
-      case Format::Npy: break;
-    }
-    if (s.size() > (1 << 20)) {
-      put(out, s);
-      s.clear();
-    }
-  }
-  if (f == Format::Json)
-    s += "],\"model\":\"" + json_escape(meta.model) + "\",\"usage\":{\"prompt_tokens\":" + std::to_string(meta.total_tokens) +
-         ",\"total_tokens\":" + std::to_string(meta.total_tokens) + "}}\n";
-  put(out, s);
-}
-
-void write_token_embeddings(std::FILE* out, Format f, const Embeddings& e, const OutputMeta& meta) {
-  std::string s;
-  if (f == Format::Json) s += "{\"object\":\"list\",\"data\":[";
-  const size_t n_texts = e.row_offsets.size() - 1;
-  for (size_t t = 0; t < n_texts; t++) {
-    s += std::string(f == Format::Json && t ? "," : "") + "{" + (f == Format::Json ? "\"object\":\"embedding\"," : "") +
-         "\"index\":" + std::to_string(meta.indices[t]) + ",\"embedding\":[";
-    for (int64_t r = e.row_offsets[t]; r < e.row_offsets[t + 1]; r++) {
-      s += r > e.row_offsets[t] ? ",[" : "[";
-      append_row(s, e.row(r), e.cols, ",");
-      s += "]";
-    }
-    s += f == Format::Json ? "]}" : "]}\n";
-    if (s.size() > (1 << 20)) {
-      put(out, s);
-      s.clear();
-    }
-  }
-  if (f == Format::Json) s += "],\"model\":\"" + json_escape(meta.model) + "\"}\n";
-  put(out, s);
 }
 
 std::vector<float> cosine_matrix(const Embeddings& e) {

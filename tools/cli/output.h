@@ -1,6 +1,6 @@
-// Writers for the CLI's output formats: jsonl (one {"index","embedding"} object per line), json
-// (an OpenAI-style list object), csv, raw (space-separated) and npy (float32, numpy.load reads it
-// unchanged), plus the cosine-similarity matrix.
+// The CLI's output formats (jsonl: one {"index","embedding"} object per line, json: an
+// OpenAI-style list object, csv, raw: space-separated, npy: float32 that numpy.load reads), the
+// float format, and the cosine-similarity matrix. Rows are streamed by row_writer.h.
 #pragma once
 
 #include <cstdio>
@@ -13,17 +13,6 @@ namespace embed::cli {
 
 enum class Format { Jsonl, Json, Csv, Npy, Raw };
 bool parse_format(const std::string& s, Format* f);
-
-struct OutputMeta {
-  std::string model;
-  std::vector<size_t> indices;  // index reported for each row (input line number - 1)
-  int64_t total_tokens = 0;
-};
-
-// Pooled rows: one per input. Throws embed::Error(Io) on write failure.
-void write_embeddings(std::FILE* out, Format f, const Embeddings& e, const OutputMeta& meta);
-// Per-token rows (pooling none): jsonl/json only.
-void write_token_embeddings(std::FILE* out, Format f, const Embeddings& e, const OutputMeta& meta);
 
 // Cosine similarity of every pair of rows.
 std::vector<float> cosine_matrix(const Embeddings& e);
