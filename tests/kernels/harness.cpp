@@ -55,6 +55,13 @@ std::vector<BackendUnderTest> backends_under_test(int cpu_threads) {
     }
     out.push_back(std::move(b));
     if (isa == CpuIsa::Amx) {
+      o.compute_type = ComputeType::Int8;
+      BackendUnderTest i8{"cpu-amx-int8", create_backend(o)};
+      i8.product_rel_error = 3 * std::ldexp(1.0, -16);  // float weights and attention: as cpu-amx
+      i8.products_per_term = 3;
+      i8.nmse_ceiling = 1e-9;
+      i8.quantizes_activations = true;
+      out.push_back(std::move(i8));
       o.compute_type = ComputeType::BF16;
       // One product of bf16-rounded operands: each rounding errs by at most 2^-8.
       BackendUnderTest bf{"cpu-amx-bf16", create_backend(o)};

@@ -242,6 +242,40 @@ TEST_CASE("MiniLM with compute type bf16 stays within the bf16 bars", "[models][
   CHECK(std::fabs(stsb_spearman(CpuIsa::Amx, ComputeType::BF16) - stsb_reference_spearman()) <= 0.001);
 }
 
+// --compute-type int8 computes matmuls like llama.cpp's CPU backend (activations quantized to 8-bit
+// blocks, integer products); with --compat llama.cpp also its GELU table, i.e. llama.cpp's
+// arithmetic: then every MiniLM Q8_0 vector is within cosine 0.999 of llama.cpp's own
+// (tools/refgen/make_minilm_llama.py) on the same ids. AMX only; refused elsewhere.
+TEST_CASE("MiniLM Q8_0 with compute type int8 matches llama.cpp", "[models][minilm][int8]") {
+  const std::string path = env_path("EMBED_MINILM_GGUF_Q8_0");
+  if (!cpuinfo_supports(CpuIsa::Amx)) {
+    auto m = Model::load(path, cpu_options(CpuIsa::Auto, ComputeType::Int8));
+    REQUIRE_FALSE(m.ok());
+    CHECK_THAT(m.error().message, Catch::Contains("compute type int8 has no kernels"));
+    return;
+  }
+  const Fixture f = load_fixture(kFixtures + "minilm-l6-v2");
+  const NpyArray llama = f.npy("llama_q8_0_mean.npy");
+  auto min_cosine = [&](bool compat) {
+    ModelOptions o = cpu_options(CpuIsa::Auto, ComputeType::Int8);
+    o.llama_cpp_rounding = compat;
+    auto m = Model::load(path, o);
+    REQUIRE(m.ok());
+    Context ctx(m.value(), 2);
+    double min_cos = 1.0;
+    for (size_t i = 0; i < f.cases.size(); i++) {
+      auto got = ctx.embed_ids({f.cases[i].ids}, Request{});
+      REQUIRE(got.ok());
+      min_cos = std::min(min_cos, cosine(got.value().row(0), llama.row(static_cast<int64_t>(i)), llama.cols()));
+    }
+    return min_cos;
+  };
+  const double int8 = min_cosine(false), int8_compat = min_cosine(true);
+  std::printf("REFERENCE minilm-l6-v2 q8_0 vs llama.cpp: min cosine %.7f with compute int8, %.7f with int8 and --compat "
+              "llama.cpp (%zu texts)\n", int8, int8_compat, f.cases.size());
+  CHECK(int8_compat >= 0.999);
+}
+
 TEST_CASE("gemma-3-270m Q4_K_M matches llama.cpp, exactly on f32 weights, mean and last pooling", "[models][gemma]") {
   const Fixture f = load_fixture(kFixtures + "gemma3-270m-q4km");
   BackendOptions bo;
