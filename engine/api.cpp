@@ -227,7 +227,6 @@ Result<std::vector<float>> Context::rerank(const std::string& query, const std::
         // The model's own prompt (Qwen3-Reranker): special-token text in the template is parsed.
         tok::EncodeOptions eo;
         eo.add_special = false;
-        eo.parse_special = true;
         std::string doc = documents[i];
         for (;;) {
           const std::string prompt = replace_all(replace_all(model_->rerank_template_, "{query}", query), "{document}", doc);

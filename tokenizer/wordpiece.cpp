@@ -10,7 +10,6 @@ namespace embed::tok {
 namespace {
 
 constexpr size_t kMaxCharsPerWord = 100;  // HF WordPiece max_input_chars_per_word
-constexpr const char* kWordStart = "\xE2\x96\x81";
 
 bool is_bert_punct(char32_t c) {
   if (c < 0x80) return (c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) || (c >= 123 && c <= 126);
@@ -46,12 +45,38 @@ class WordPiece final : public Model {
     flush(word, out);
   }
 
+  // HF BertNormalizer: clean_text, spaces around CJK ideographs, strip_accents, lowercase.
+  // Inserted spaces have empty source ranges at the edges of their ideograph.
+  void normalize(std::string_view text, NormString& out) const override {
+    for (size_t i = 0; i < text.size();) {
+      char32_t cp;
+      const size_t n = decode_utf8(text, i, cp);
+      const uint32_t b = static_cast<uint32_t>(i), e = static_cast<uint32_t>(i + n);
+      i += n;
+      const uint16_t cls = char_class(cp);
+      const bool ws = cp == '\t' || cp == '\n' || cp == '\r' || (cls & kWhitespace);
+      if (ws) {
+        out.push(' ', b, e);
+        continue;
+      }
+      if (cp == 0 || cp == kReplacementChar || (cls & kOther)) continue;
+      if (cls & kCjk) out.push(' ', b, b);
+      char32_t parts[8];
+      int np = 1;
+      parts[0] = cp;
+      if (v_.strip_accents && cp >= 0x80) np = decompose_nfd(cp, parts);
+      for (int k = 0; k < np; ++k)
+        if (!v_.strip_accents || !(char_class(parts[k]) & kMarkNonspacing)) push_char(parts[k], b, e, out);
+      if (cls & kCjk) out.push(' ', e, e);
+    }
+  }
+
   std::string decode(const std::vector<int32_t>& ids) const override {
     std::string s;
     for (int32_t id : ids) {
       if (id < 0 || static_cast<size_t>(id) >= v_.size()) continue;
       const std::string& p = v_.pieces[id];
-      if (p.rfind(kWordStart, 0) == 0) {
+      if (p.rfind(kMetaspace, 0) == 0) {
         if (!s.empty()) s += ' ';
         s.append(p, 3);
       } else if (v_.types[id] == TokenType::Control) {
@@ -108,9 +133,9 @@ class WordPiece final : public Model {
       while (end > start) {
         while (end < w.size() && (static_cast<unsigned char>(w[end]) & 0xC0) == 0x80) --end;  // char boundary
         if (end <= start) break;
-        key.assign(start == 0 ? kWordStart : "");
+        key.assign(start == 0 ? kMetaspace : std::string_view());
         key.append(w, start, end - start);
-        found = v_.find(key);
+        found = v_.find_in_model(key);
         if (found >= 0) break;
         --end;
       }

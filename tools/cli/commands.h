@@ -103,7 +103,7 @@ struct TokenizeOptions {
   std::string input = "-";  // a text file, or "-" for standard input
   bool pieces = false;       // print pieces instead of ids
   bool no_special = false;   // leave out the special tokens the model adds
-  bool parse_special = false;
+  bool split_special = false;  // special-token text in the input is plain text
 };
 int run_tokenize(const TokenizeOptions& o);
 

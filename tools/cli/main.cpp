@@ -190,7 +190,8 @@ int tokenize_main(int argc, char** argv) {
   app.add_option("input", o.input, "Text file, one input per line (default: standard input)");
   app.add_flag("--pieces", o.pieces, "Print the pieces instead of the ids");
   app.add_flag("--no-special", o.no_special, "Leave out the special tokens the model adds (BOS/CLS/EOS/SEP)");
-  app.add_flag("--parse-special", o.parse_special, "Recognise special-token text in the input (templates)");
+  app.add_flag("--split-special", o.split_special,
+               "Read special-token text in the input ([SEP], <|endoftext|>) as plain text (for untrusted text)");
   if (const int rc = parse(app, argc, argv); rc >= 0) return rc;
   return run_tokenize(o);
 }
