@@ -5,8 +5,8 @@
 // - gemma-3-270m Q4_K_M vs llama.cpp (llama-cpp-python), mean and last pooling: see
 //   check_gemma_pooling for the two criteria, and the llama.cpp-rounding test for the opt-in mode
 //   that rounds activations like llama.cpp.
-// The model files come from tools/models.sh through environment variables set by
-// tools/test.sh; a missing one fails the test (CI must run these).
+// The model files come from tools/models.sh (tests/real_models.h); a missing one fails the test
+// with the command that fetches it (CI must run these).
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -19,6 +19,7 @@
 #include "engine/api.h"
 #include "engine/runner.h"
 #include "tests/models/fixtures.h"
+#include "tests/real_models.h"
 #include "tokenizer/tokenizer.h"
 
 using namespace embed;
@@ -26,20 +27,19 @@ using namespace embed::test;
 
 namespace {
 
-std::string env_path(const char* name) {
-  const char* v = std::getenv(name);
-  INFO("environment variable " << name << " must name the model file (tools/test.sh sets it from tools/models.sh)");
-  REQUIRE(v != nullptr);
-  REQUIRE(std::string(v).size() > 0);
-  return v;
-}
-
 const std::string kFixtures = std::string(EMBED_FIXTURES_DIR) + "/models/";
 
-void check_minilm(const char* env, const char* label, double min_cosine) {
+nlohmann::json read_json(const std::string& path) {
+  std::ifstream in(path);
+  INFO("reading " << path);
+  REQUIRE(in.good());
+  return nlohmann::json::parse(in);
+}
+
+void check_minilm(const RealModel& file, const char* label, double min_cosine) {
   const Fixture f = load_fixture(kFixtures + "minilm-l6-v2");
   const NpyArray want = f.npy("embeddings_st.npy");
-  auto m = Model::load(env_path(env), ModelOptions{Device::Cpu, 2, 0});
+  auto m = Model::load(real_model_path(file), ModelOptions{Device::Cpu, 2, 0});
   REQUIRE(m.ok());
   // Token ids: ours equal sentence-transformers' for every text (truncated at its 256 limit).
   const tok::Tokenizer& tk = m.value()->tokenizer();
@@ -144,18 +144,53 @@ void check_gemma_pooling(Runner& r, const Fixture& f, Pooling p) {
   std::printf("REFERENCE gemma-3-270m Q4_K_M pooled %-4s: min cosine vs llama.cpp on f32 weights %.7f; vs llama.cpp on "
               "Q4_K_M %.6f (llama.cpp's own Q4_K_M vs f32 weights: %.6f) over %zu texts\n",
               kind.c_str(), min_exact, min_quant, min_llama_own, f.cases.size());
+  // The fixture's own record of that agreement (make_gemma270m_f32weights.py) describes these arrays.
+  const nlohmann::json rec = read_json(f.dir + "/f32weights.json").at("llamacpp_q4km_vs_f32weights_" + kind);
+  CHECK(std::fabs(rec.at("min_cosine").get<double>() - min_llama_own) <= 1e-9);
 }
 
 }  // namespace
 
 TEST_CASE("all-MiniLM-L6-v2 f32 matches sentence-transformers end to end", "[models][minilm]") {
-  check_minilm("EMBED_MINILM_GGUF_F32", "f32", 0.99999);
+  check_minilm(kMiniLmGgufF32, "f32", 0.99999);
 }
 TEST_CASE("all-MiniLM-L6-v2 f16 matches sentence-transformers end to end", "[models][minilm]") {
-  check_minilm("EMBED_MINILM_GGUF_F16", "f16", 0.9999);
+  check_minilm(kMiniLmGgufF16, "f16", 0.9999);
 }
 TEST_CASE("all-MiniLM-L6-v2 q8_0 matches sentence-transformers end to end", "[models][minilm]") {
-  check_minilm("EMBED_MINILM_GGUF_Q8_0", "q8_0", 0.999);
+  check_minilm(kMiniLmGgufQ8, "q8_0", 0.999);
+}
+
+// pooled_mean.npy: sentence-transformers' Transformer + Pooling output before Normalize. The
+// direction is checked above; here the length: relative L2 error within sqrt(2 (1 - 0.99999)),
+// the distance a cosine of 0.99999 allows between unit vectors.
+TEST_CASE("all-MiniLM-L6-v2 f32 un-normalized mean pooling keeps sentence-transformers' lengths", "[models][minilm]") {
+  const Fixture f = load_fixture(kFixtures + "minilm-l6-v2");
+  const NpyArray want = f.npy("pooled_mean.npy");
+  REQUIRE(want.rows() == static_cast<int64_t>(f.cases.size()));
+  auto m = Model::load(real_model_path(kMiniLmGgufF32), ModelOptions{Device::Cpu, 2, 0});
+  REQUIRE(m.ok());
+  Context ctx(m.value(), 2);
+  EmbedOptions o;
+  o.max_tokens = 256;
+  o.truncate = true;
+  o.normalize = -1;
+  std::vector<std::string> texts;
+  for (const FixtureCase& c : f.cases) texts.push_back(c.text);
+  auto got = ctx.embed(texts, o);
+  REQUIRE(got.ok());
+  double worst = 0;
+  for (int64_t i = 0; i < want.rows(); i++) {
+    double d = 0, w = 0;
+    for (int64_t k = 0; k < want.cols(); k++) {
+      const double x = got.value().row(i)[k], y = want.row(i)[k];
+      d += (x - y) * (x - y), w += y * y;
+    }
+    worst = std::max(worst, std::sqrt(d / w));
+  }
+  std::printf("REFERENCE minilm-l6-v2 f32 un-normalized mean: max relative L2 error %.3g (%lld texts)\n", worst,
+              static_cast<long long>(want.rows()));
+  CHECK(worst <= std::sqrt(2 * (1 - 0.99999)));
 }
 
 TEST_CASE("STS-B dev Spearman with MiniLM equals sentence-transformers' within 0.001", "[models][minilm][stsb]") {
@@ -176,7 +211,7 @@ TEST_CASE("STS-B dev Spearman with MiniLM equals sentence-transformers' within 0
     gold.push_back(std::stod(fields[2]));
   }
   REQUIRE(static_cast<int64_t>(gold.size()) == j.at("n_pairs").get<int64_t>());
-  auto m = Model::load(env_path("EMBED_MINILM_GGUF_F32"), ModelOptions{Device::Cpu, 2, 0});
+  auto m = Model::load(real_model_path(kMiniLmGgufF32), ModelOptions{Device::Cpu, 2, 0});
   REQUIRE(m.ok());
   Context ctx(m.value(), 2);
   EmbedOptions o;
@@ -188,6 +223,14 @@ TEST_CASE("STS-B dev Spearman with MiniLM equals sentence-transformers' within 0
   std::vector<double> cos;
   for (size_t i = 0; i < gold.size(); i++)
     cos.push_back(cosine(ea.value().row(static_cast<int64_t>(i)), eb.value().row(static_cast<int64_t>(i)), ea.value().cols));
+  // Per pair against sentence-transformers' cosines (stsb_cosines.npy): each f32 vector is within
+  // the angle acos(0.99999) of its reference (the test above), so a pair's cosine within twice that.
+  const NpyArray st = read_npy(kFixtures + "minilm-l6-v2/stsb_cosines.npy");
+  REQUIRE(st.data.size() == cos.size());
+  double worst = 0;
+  for (size_t i = 0; i < cos.size(); i++) worst = std::max(worst, std::fabs(cos[i] - st.data[i]));
+  std::printf("REFERENCE STS-B en dev per-pair cosine: max |embed - sentence-transformers| %.3g\n", worst);
+  CHECK(worst <= 2 * std::acos(0.99999));
   const double ours = spearman(cos, gold), theirs = j.at("spearman").get<double>();
   std::printf("REFERENCE STS-B en dev (%zu pairs) Spearman: embed %.6f, sentence-transformers %.6f\n", gold.size(), ours, theirs);
   CHECK(std::fabs(ours - theirs) <= 0.001);
@@ -197,7 +240,7 @@ TEST_CASE("gemma-3-270m Q4_K_M matches llama.cpp, exactly on f32 weights, mean a
   const Fixture f = load_fixture(kFixtures + "gemma3-270m-q4km");
   BackendOptions bo;
   bo.threads = 2;
-  auto m = LoadedModel::load(env_path("EMBED_GEMMA_GGUF"), bo);
+  auto m = LoadedModel::load(real_model_path(kGemmaGguf), bo);
   Runner r(m, 2);
   check_gemma_pooling(r, f, Pooling::Mean);
   check_gemma_pooling(r, f, Pooling::Last);
@@ -230,8 +273,8 @@ TEST_CASE("gemma-3-270m Q4_K_M with llama.cpp rounding is closer to llama.cpp's 
   BackendOptions exact, rounded;
   exact.threads = rounded.threads = 2;
   rounded.llama_cpp_rounding = true;
-  Runner re(LoadedModel::load(env_path("EMBED_GEMMA_GGUF"), exact), 2);
-  Runner rr(LoadedModel::load(env_path("EMBED_GEMMA_GGUF"), rounded), 2);
+  Runner re(LoadedModel::load(real_model_path(kGemmaGguf), exact), 2);
+  Runner rr(LoadedModel::load(real_model_path(kGemmaGguf), rounded), 2);
   for (Pooling p : {Pooling::Mean, Pooling::Last}) {
     const std::string kind = pooling_name(p);
     const NpyArray llama = f.npy("pooled_" + kind + ".npy"), llama512 = f.npy("pooled_" + kind + "_llama_avx512.npy");
@@ -239,6 +282,8 @@ TEST_CASE("gemma-3-270m Q4_K_M with llama.cpp rounding is closer to llama.cpp's 
     std::vector<double> builds;
     for (int64_t i = 0; i < llama.rows(); i++) builds.push_back(1.0 - cosine(llama.row(i), llama512.row(i), llama.cols()));
     std::sort(builds.begin(), builds.end());
+    const nlohmann::json rec = read_json(f.dir + "/llama_builds.json").at("llamacpp_avx512_vs_avx2_" + kind);
+    CHECK(std::fabs(1.0 - rec.at("min_cosine").get<double>() - builds.back()) <= 1e-9);
     std::printf("REFERENCE gemma-3-270m Q4_K_M pooled %-4s: median 1 - cosine vs llama.cpp: %.3g exact, %.3g with llama.cpp "
                 "rounding (llama.cpp AVX-512 build vs AVX2 build: median %.3g, max %.3g)\n",
                 kind.c_str(), gap_exact, gap_rounded, builds[builds.size() / 2], builds.back());

@@ -33,6 +33,8 @@ with open(tmp + "/sp.txt", "wb") as i, open(tmp + "/want_sp.txt", "w") as w, ope
         w.write(a + "\n")
         n.write(b + "\n")
 PY
+# Never a vacuous pass: both inputs must hold real cases.
+[ "$(wc -l < "$tmp/in.txt")" -ge 100 ] && [ "$(wc -l < "$tmp/sp.txt")" -ge 30 ] || { echo "too few cases read from the fixtures"; exit 1; }
 "$build/tools/embed" tokenize "$tmp/vocab.gguf" "$tmp/in.txt" > "$tmp/got.txt" 2>/dev/null
 diff "$tmp/want.txt" "$tmp/got.txt" > "$tmp/diff.txt" || { echo "embed tokenize differs from HF:"; head -20 "$tmp/diff.txt"; exit 1; }
 "$build/tools/embed" tokenize --no-special "$tmp/vocab.gguf" "$tmp/in.txt" > "$tmp/got2.txt" 2>/dev/null

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
@@ -146,10 +147,10 @@ TEST_CASE("unigram added tokens in text match HF, default and split_special", "[
 TEST_CASE("gemma3 added tokens in text match llama.cpp, parse_special on and off", "[tokenizer]") { check_special("gemma"); }
 
 TEST_CASE("wordpiece: lstrip, rstrip, single_word, normalized added tokens match HF", "[tokenizer]") {
-  check_attrs("minilm", cached_path("EMBED_MINILM_DIR", "all-MiniLM-L6-v2", "minilm"));
+  check_attrs("minilm", real_model_path(kMiniLmDir));
 }
 TEST_CASE("byte-level bpe: lstrip, rstrip, single_word, normalized added tokens match HF", "[tokenizer]") {
-  check_attrs("qwen", cached_path("EMBED_QWEN_VOCAB_DIR", "qwen3-embedding-vocab", "qwen-vocab"));
+  check_attrs("qwen", real_model_path(kQwenVocabDir));
 }
 TEST_CASE("unigram: lstrip, rstrip, single_word, normalized added tokens match HF", "[tokenizer]") {
   check_attrs("unigram", fixture("unigram"));
@@ -182,6 +183,21 @@ TEST_CASE("minilm byte offsets match HF", "[tokenizer]") {
   tally.print("minilm offsets");
   INFO(tally.report);
   CHECK(tally.exact == tally.cases);
+}
+
+// VERSIONS records what made the fixtures and how many cases each file holds: it must describe
+// the files as committed (a partial regeneration shows up here).
+TEST_CASE("tokenizer fixtures: VERSIONS matches the committed files", "[tokenizer]") {
+  std::map<std::string, size_t> recorded;
+  for (const std::string& line : read_lines("VERSIONS")) {
+    const size_t sp = line.rfind(' ');
+    if (sp != std::string::npos && line.find_first_not_of("0123456789", sp + 1) == std::string::npos)
+      recorded[line.substr(0, sp)] = std::stoul(line.substr(sp + 1));
+  }
+  CHECK(recorded.at("cases") == read_inp("corpus.inp").size());
+  CHECK(recorded.at("attrs") == read_inp("attrs.inp").size());
+  for (const char* vocab : {"minilm", "qwen", "unigram", "gemma"})
+    CHECK(recorded.at(std::string("special ") + vocab) == read_inp(std::string(vocab) + ".special.inp").size());
 }
 
 }  // namespace embed::tok::test

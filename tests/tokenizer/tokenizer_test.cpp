@@ -109,7 +109,7 @@ TEST_CASE("user-defined tokens are split out of any text", "[tokenizer]") {
 }
 
 TEST_CASE("Qwen3-Embedding pooling EOS: appended when the metadata does not add it", "[tokenizer]") {
-  const std::string dir = cached_path("EMBED_QWEN_VOCAB_DIR", "qwen3-embedding-vocab", "qwen-vocab");
+  const std::string dir = real_model_path(kQwenVocabDir);
   // QwenLM/Qwen3-Embedding#122 (shared/notes/models.md): 'test' -> [1944, 151643].
   const auto with_flag = from_hf_folder(dir, [](gguf::Writer& w) { w.set<uint32_t>("test.pooling_type", 3); });
   const Encoding ok = with_flag->encode("test");
