@@ -161,6 +161,35 @@ TEST_CASE("all-MiniLM-L6-v2 q8_0 matches sentence-transformers end to end", "[mo
   check_minilm(kMiniLmGgufQ8, "q8_0", 0.999);
 }
 
+// Lines with MiniLM's special tokens' text ([CLS], [SEP], [MASK], [PAD], [UNK]; fixture by
+// tools/refgen/make_minilm_special.py): read as the special tokens, as sentence-transformers'
+// tokenizer does by default, the ids and the f32 vectors equal its own.
+TEST_CASE("all-MiniLM-L6-v2 f32 on special-token text matches sentence-transformers", "[models][minilm][special]") {
+  const Fixture f = load_fixture(kFixtures + "minilm-l6-v2-special");
+  const NpyArray want = f.npy("embeddings_st.npy");
+  REQUIRE(want.rows() == static_cast<int64_t>(f.cases.size()));
+  auto m = Model::load(real_model_path(kMiniLmGgufF32), ModelOptions{Device::Cpu, 2, 0});
+  REQUIRE(m.ok());
+  std::vector<std::string> texts;
+  for (const FixtureCase& c : f.cases) {
+    INFO("text: " << c.text);
+    CHECK(m.value()->tokenizer().encode(c.text).ids == c.ids);
+    texts.push_back(c.text);
+  }
+  Context ctx(m.value(), 2);
+  auto got = ctx.embed(texts, EmbedOptions{});
+  REQUIRE(got.ok());
+  double min_cos = 1.0;
+  for (int64_t i = 0; i < want.rows(); i++) {
+    const double c = cosine(got.value().row(i), want.row(i), want.cols());
+    INFO("text " << i << ": " << texts[static_cast<size_t>(i)] << " cosine " << c);
+    CHECK(c >= 0.99999);
+    min_cos = std::min(min_cos, c);
+  }
+  std::printf("REFERENCE minilm-l6-v2 f32 special-token lines vs sentence-transformers: min cosine %.12f (%lld texts)\n",
+              min_cos, static_cast<long long>(want.rows()));
+}
+
 // pooled_mean.npy: sentence-transformers' Transformer + Pooling output before Normalize. The
 // direction is checked above; here the length: relative L2 error within sqrt(2 (1 - 0.99999)),
 // the distance a cosine of 0.99999 allows between unit vectors.
