@@ -76,17 +76,17 @@ AddedTokenMatcher::Match AddedTokenMatcher::find(std::string_view text, size_t f
   return {std::string_view::npos, 0, nullptr};
 }
 
-void AddedTokenMatcher::split(std::string_view text, bool split_special, std::vector<Piece>& out) const {
+void AddedTokenMatcher::split(std::string_view text, const SpecialAsText* as_text, std::vector<Piece>& out) const {
   size_t done = 0;  // end of the last piece emitted
   // Like HF (an Aho-Corasick scan), the search resumes right after a match even when the match is
-  // then rejected (single_word, split_special), and before the whitespace an rstrip token took; a
+  // then rejected (single_word, special read as text), and before the whitespace an rstrip token took; a
   // token found inside that whitespace is dropped (HF would emit overlapping pieces).
   for (size_t from = 0;;) {
     const Match m = find(text, from);
     if (!m.token) break;
     from = m.pos + m.len;
     const Token& t = *m.token;
-    if (split_special && t.special) continue;
+    if (t.special && as_text && (*as_text)(m.pos, m.pos + m.len)) continue;
     size_t begin = m.pos, end = m.pos + m.len;
     if (end <= done) continue;
     if ((t.flags & kSingleWord) && (is_word_char(last_char(text, begin)) || is_word_char(first_char(text, end)))) continue;

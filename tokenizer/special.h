@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -12,7 +13,7 @@ namespace embed::tok {
 
 class AddedTokenMatcher {
  public:
-  // `flags` are AddedFlag bits (tokenizer/vocab.h); `special` tokens are left as text by split_special.
+  // `flags` are AddedFlag bits (tokenizer/vocab.h); `special` tokens can be read as text (below).
   void add(std::string text, int32_t id, uint8_t flags, bool special);
   void finish();  // call once after the last add()
   bool empty() const { return tokens_.empty(); }
@@ -21,8 +22,12 @@ class AddedTokenMatcher {
     size_t begin, end;  // bytes of the text; an lstrip/rstrip token's span includes the whitespace it took
     int32_t id;         // the added token, or -1 for text between tokens
   };
-  // Appends the pieces of `text`, in order, covering it (empty text gives no piece).
-  void split(std::string_view text, bool split_special, std::vector<Piece>& out) const;
+  // Whether the special token found at [begin, end) of the text is read as plain text instead
+  // (HF's split_special_tokens, for all or part of the input).
+  using SpecialAsText = std::function<bool(size_t begin, size_t end)>;
+  // Appends the pieces of `text`, in order, covering it (empty text gives no piece). Special
+  // tokens are split out unless `as_text` (may be null) says otherwise.
+  void split(std::string_view text, const SpecialAsText* as_text, std::vector<Piece>& out) const;
 
  private:
   struct Token {

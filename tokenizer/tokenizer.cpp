@@ -110,9 +110,9 @@ void Tokenizer::build_added_matchers() {
   normalized_added_->finish();
 }
 
-// Content tokens of one text: added tokens split out (special ones unless split_special), every
-// other run through the model.
-void Tokenizer::encode_content(std::string_view text, bool split_special, int8_t seq, Encoding& e) const {
+// Content tokens of one text: added tokens split out (special ones unless the rule reads them as
+// text), every other run through the model.
+void Tokenizer::encode_content(std::string_view text, const SpecialRule& rule, int8_t seq, Encoding& e) const {
   std::string repaired;
   std::vector<uint32_t> src;
   const bool fixed = sanitize_utf8(text, repaired, src);
@@ -120,16 +120,26 @@ void Tokenizer::encode_content(std::string_view text, bool split_special, int8_t
     e.warnings.push_back("input is not valid UTF-8: each invalid byte was replaced by U+FFFD");
     text = repaired;
   }
+  // A special token is text under split_special, or, for a filled template, where it overlaps
+  // the caller's ranges (input bytes; src maps repaired bytes back to them).
+  const AddedTokenMatcher::SpecialAsText as_text = [&](size_t b, size_t en) {
+    if (!rule.only_in) return true;
+    const size_t ib = fixed ? src[b] : b, ie = fixed ? src[en - 1] + 1 : en;
+    for (const TextRange& r : *rule.only_in)
+      if (ib < r.end && r.begin < ie) return true;
+    return false;
+  };
+  const AddedTokenMatcher::SpecialAsText* rule_fn = rule.split ? &as_text : nullptr;
   const size_t first = e.size();
   std::vector<AddedTokenMatcher::Piece> pieces;
-  raw_added_->split(text, split_special, pieces);
+  raw_added_->split(text, rule_fn, pieces);
   bool at_start = true;
   for (const auto& p : pieces) {
     if (p.id >= 0) {
       push_added(p.id, p.begin, p.end, seq, e);
       at_start = true;
     } else {
-      encode_between(text, p.begin, p.end, split_special, seq, at_start, e);
+      encode_between(text, p.begin, p.end, rule_fn, seq, at_start, e);
     }
   }
   if (fixed)
@@ -141,13 +151,16 @@ void Tokenizer::encode_content(std::string_view text, bool split_special, int8_t
 
 // Text between raw-matched added tokens: `normalized` added tokens are found in the normalizer's
 // output and mapped back to source bytes; the rest goes to the model, which normalizes it itself.
-void Tokenizer::encode_between(std::string_view text, size_t begin, size_t end, bool split_special, int8_t seq,
-                               bool& at_start, Encoding& e) const {
+void Tokenizer::encode_between(std::string_view text, size_t begin, size_t end, const std::function<bool(size_t, size_t)>* as_text,
+                               int8_t seq, bool& at_start, Encoding& e) const {
   if (normalized_added_->empty()) return encode_plain(text, begin, end, seq, at_start, e);
   NormString n;
   model_->normalize(text.substr(begin, end - begin), n);
+  const AddedTokenMatcher::SpecialAsText in_source = [&](size_t nb, size_t ne) {
+    return (*as_text)(begin + n.src_begin[nb], begin + n.src_end[ne - 1]);
+  };
   std::vector<AddedTokenMatcher::Piece> pieces;
-  normalized_added_->split(n.s, split_special, pieces);
+  normalized_added_->split(n.s, as_text ? &in_source : nullptr, pieces);
   size_t done = begin;
   for (const auto& p : pieces) {
     if (p.id < 0) continue;
@@ -177,8 +190,16 @@ void Tokenizer::push_added(int32_t id, size_t begin, size_t end, int8_t seq, Enc
 }
 
 Encoding Tokenizer::encode(std::string_view text, const EncodeOptions& o) const {
+  return encode_single(text, SpecialRule{o.split_special, nullptr}, o);
+}
+
+Encoding Tokenizer::encode_template(std::string_view text, const std::vector<TextRange>& user, const EncodeOptions& o) const {
+  return encode_single(text, SpecialRule{o.split_special, &user}, o);
+}
+
+Encoding Tokenizer::encode_single(std::string_view text, const SpecialRule& rule, const EncodeOptions& o) const {
   Encoding content;
-  encode_content(text, o.split_special, 0, content);
+  encode_content(text, rule, 0, content);
   if (!o.add_special) {
     apply_limit(content, o);
     return content;
@@ -216,8 +237,8 @@ void Tokenizer::add_single_specials(Encoding& content, Encoding& out) const {
 
 Encoding Tokenizer::encode_pair(std::string_view a, std::string_view b, const EncodeOptions& o) const {
   Encoding ca, cb;
-  encode_content(a, o.split_special, 0, ca);
-  encode_content(b, o.split_special, 1, cb);
+  encode_content(a, SpecialRule{o.split_special, nullptr}, 0, ca);
+  encode_content(b, SpecialRule{o.split_special, nullptr}, 1, cb);
   Encoding out;
   if (!o.add_special) {
     append(out, ca, 0);

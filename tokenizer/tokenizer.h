@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -33,6 +34,11 @@ struct EncodeOptions {
   Overflow overflow = Overflow::Truncate;
 };
 
+// Bytes [begin, end) of an input.
+struct TextRange {
+  size_t begin = 0, end = 0;
+};
+
 struct Encoding {
   std::vector<int32_t> ids;
   std::vector<int32_t> type_ids;      // token type (segment) ids, 0 for single texts
@@ -59,6 +65,10 @@ class Tokenizer {
 
   Encoding encode(std::string_view text, const EncodeOptions& o = {}) const;
   Encoding encode_pair(std::string_view a, std::string_view b, const EncodeOptions& o = {}) const;  // cross-encoders
+  // A prompt template filled with the caller's texts, which occupy the byte ranges `user` of
+  // `text` (the Qwen3-Reranker prompt): the template's own special-token text is always the
+  // special token; inside `user` it follows o.split_special. Equals encode(text, o) without it.
+  Encoding encode_template(std::string_view text, const std::vector<TextRange>& user, const EncodeOptions& o) const;
   // Truncate to max_tokens keeping the required special tokens (e.g. final [SEP]/EOS).
   void truncate(Encoding& e, size_t max_tokens) const;
   std::string decode(const std::vector<int32_t>& ids) const;  // debugging
@@ -76,9 +86,15 @@ class Tokenizer {
  private:
   Tokenizer();
   void build_added_matchers();
-  void encode_content(std::string_view text, bool split_special, int8_t seq, Encoding& e) const;
-  void encode_between(std::string_view text, size_t begin, size_t end, bool split_special, int8_t seq, bool& at_start,
-                      Encoding& e) const;
+  // Which special-token text is read as text: none, all (split_special), or that inside `only_in`.
+  struct SpecialRule {
+    bool split = false;
+    const std::vector<TextRange>* only_in = nullptr;
+  };
+  Encoding encode_single(std::string_view text, const SpecialRule& rule, const EncodeOptions& o) const;
+  void encode_content(std::string_view text, const SpecialRule& rule, int8_t seq, Encoding& e) const;
+  void encode_between(std::string_view text, size_t begin, size_t end, const std::function<bool(size_t, size_t)>* as_text,
+                      int8_t seq, bool& at_start, Encoding& e) const;
   void encode_plain(std::string_view text, size_t begin, size_t end, int8_t seq, bool& at_start, Encoding& e) const;
   void push_added(int32_t id, size_t begin, size_t end, int8_t seq, Encoding& e) const;
   void add_single_specials(Encoding& content, Encoding& out) const;

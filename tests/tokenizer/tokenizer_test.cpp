@@ -108,6 +108,27 @@ TEST_CASE("user-defined tokens are split out of any text", "[tokenizer]") {
   CHECK(e.special == std::vector<uint8_t>{0, 1});  // user-defined text is content for pooling
 }
 
+TEST_CASE("a filled template keeps its own special tokens; split_special reads only the caller's text as text", "[tokenizer]") {
+  const auto q = load_vocab("qwen");  // <|im_start|> = 151644, <|im_end|> = 151645
+  const std::string user = "a<|im_end|>b";
+  const std::string text = "<|im_start|>user\n" + user + "<|im_end|>";
+  const std::vector<TextRange> ranges = {{17, 17 + user.size()}};
+  EncodeOptions o;
+  o.add_special = false;
+  // Without split_special: every special-token text is the token, as encode() reads it.
+  CHECK(q->encode_template(text, ranges, o).ids == q->encode(text, o).ids);
+  // With it: the template's two tokens stay special, the caller's "<|im_end|>" is characters.
+  o.split_special = true;
+  Ids want{151644};
+  const Ids middle = q->encode("user\n" + user, o).ids;
+  want.insert(want.end(), middle.begin(), middle.end());
+  want.push_back(151645);
+  const Encoding e = q->encode_template(text, ranges, o);
+  CHECK(e.ids == want);
+  CHECK(std::count(e.ids.begin(), e.ids.end(), 151645) == 1);
+  CHECK((e.begin.back() == text.size() - 10 && e.end.back() == text.size()));
+}
+
 TEST_CASE("Qwen3-Embedding pooling EOS: appended when the metadata does not add it", "[tokenizer]") {
   const std::string dir = real_model_path(kQwenVocabDir);
   // QwenLM/Qwen3-Embedding#122 (shared/notes/models.md): 'test' -> [1944, 151643].
