@@ -16,6 +16,15 @@ bool is_bert_punct(char32_t c) {
   return char_class(c) & kPunct;
 }
 
+// How BERT's clean_text and handle_chinese_chars see a code point.
+enum class BertChar { Space, Dropped, Cjk, Other };
+BertChar bert_char(char32_t cp) {
+  const uint16_t cls = char_class(cp);
+  if (cp == '\t' || cp == '\n' || cp == '\r' || (cls & kWhitespace)) return BertChar::Space;
+  if (cp == 0 || cp == kReplacementChar || (cls & kOther)) return BertChar::Dropped;
+  return (cls & kCjk) ? BertChar::Cjk : BertChar::Other;
+}
+
 class WordPiece final : public Model {
  public:
   explicit WordPiece(const Vocab& v) : v_(v) {
@@ -31,16 +40,15 @@ class WordPiece final : public Model {
       const size_t n = decode_utf8(text, i, cp);
       const uint32_t b = static_cast<uint32_t>(i), e = static_cast<uint32_t>(i + n);
       i += n;
-      const uint16_t cls = char_class(cp);
-      const bool ws = cp == '\t' || cp == '\n' || cp == '\r' || (cls & kWhitespace);
-      if (!ws && (cp == 0 || cp == kReplacementChar || (cls & kOther))) continue;  // clean_text drops it
-      if (ws) {
+      const BertChar kind = bert_char(cp);
+      if (kind == BertChar::Dropped) continue;
+      if (kind == BertChar::Space) {
         flush(word, out);
         continue;
       }
-      if (cls & kCjk) flush(word, out);
+      if (kind == BertChar::Cjk) flush(word, out);
       append_normalized(cp, b, e, word, out);
-      if (cls & kCjk) flush(word, out);
+      if (kind == BertChar::Cjk) flush(word, out);
     }
     flush(word, out);
   }
@@ -53,21 +61,17 @@ class WordPiece final : public Model {
       const size_t n = decode_utf8(text, i, cp);
       const uint32_t b = static_cast<uint32_t>(i), e = static_cast<uint32_t>(i + n);
       i += n;
-      const uint16_t cls = char_class(cp);
-      const bool ws = cp == '\t' || cp == '\n' || cp == '\r' || (cls & kWhitespace);
-      if (ws) {
+      const BertChar kind = bert_char(cp);
+      if (kind == BertChar::Dropped) continue;
+      if (kind == BertChar::Space) {
         out.push(' ', b, e);
         continue;
       }
-      if (cp == 0 || cp == kReplacementChar || (cls & kOther)) continue;
-      if (cls & kCjk) out.push(' ', b, b);
+      if (kind == BertChar::Cjk) out.push(' ', b, b);
       char32_t parts[8];
-      int np = 1;
-      parts[0] = cp;
-      if (v_.strip_accents && cp >= 0x80) np = decompose_nfd(cp, parts);
-      for (int k = 0; k < np; ++k)
-        if (!v_.strip_accents || !(char_class(parts[k]) & kMarkNonspacing)) push_char(parts[k], b, e, out);
-      if (cls & kCjk) out.push(' ', e, e);
+      const int np = fold_accents(cp, parts);
+      for (int k = 0; k < np; ++k) push_char(parts[k], b, e, out);
+      if (kind == BertChar::Cjk) out.push(' ', e, e);
     }
   }
 
@@ -94,12 +98,9 @@ class WordPiece final : public Model {
   // becomes its own word.
   void append_normalized(char32_t cp, uint32_t b, uint32_t e, NormString& word, std::vector<TokenSpan>& out) const {
     char32_t parts[8];
-    int n = 1;
-    parts[0] = cp;
-    if (v_.strip_accents && cp >= 0x80) n = decompose_nfd(cp, parts);
+    const int n = fold_accents(cp, parts);
     for (int k = 0; k < n; ++k) {
       const char32_t c = parts[k];
-      if (v_.strip_accents && (char_class(c) & kMarkNonspacing)) continue;
       if (is_bert_punct(c)) {
         flush(word, out);
         push_char(c, b, e, word);
@@ -108,6 +109,20 @@ class WordPiece final : public Model {
         push_char(c, b, e, word);
       }
     }
+  }
+
+  // strip_accents: the code points left of cp's NFD after dropping nonspacing marks (or cp itself).
+  int fold_accents(char32_t cp, char32_t parts[8]) const {
+    if (!v_.strip_accents || cp < 0x80) {
+      parts[0] = cp;
+      return 1;
+    }
+    char32_t nfd[8];
+    const int n = decompose_nfd(cp, nfd);
+    int kept = 0;
+    for (int k = 0; k < n; ++k)
+      if (!(char_class(nfd[k]) & kMarkNonspacing)) parts[kept++] = nfd[k];
+    return kept;
   }
 
   void push_char(char32_t c, uint32_t b, uint32_t e, NormString& word) const {

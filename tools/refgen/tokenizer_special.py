@@ -16,6 +16,11 @@ SEPARATORS = [" ", "", "  ", "\n", "x", " a ", "\t", "日本", ", ", "\u3000"]
 GROUP = 8  # tokens per chained string
 
 
+def _unique(cases):
+    """In first-seen order, each string once."""
+    return list(dict.fromkeys(cases))
+
+
 def _variants(t):
     out = [t, t + t, t + " " + t]
     out += [a + t + b for a, b in AROUND[1:]]
@@ -40,12 +45,7 @@ def special_cases(tokens, isolated=None):
     # Adjacent different tokens, each order, no separator.
     for a, b in zip(isolated, isolated[1:] + isolated[:1]):
         cases.append(a + b)
-    seen, out = set(), []
-    for c in cases:
-        if c not in seen:
-            seen.add(c)
-            out.append(c)
-    return out
+    return _unique(cases)
 
 
 UNUSED = re.compile(r"^<unused\d+>$")
@@ -84,9 +84,4 @@ def attr_cases():
     cases += ["NORMTOK", "normtok", "\uff2eormtok", "WÖRD here", "a wo\u0308rd", "a wörds", "<ab><cd>", "<ab><c",
               "<ab> <cd>", "<ab><ab><cd>", "two words", "two  words", "<rs>  <ls>", "<ls><rs>", "a <rs> <ls> b",
               "<both>\u3000<both>", "x <ls>  <both>  <rs>  y", "[nspec] [NSPEC]", "swtok swtok_ swtok. ,swtok,"]
-    seen, out = set(), []
-    for c in cases:
-        if c not in seen:
-            seen.add(c)
-            out.append(c)
-    return out
+    return _unique(cases)
