@@ -20,8 +20,14 @@ const char* kind_name(Kind k);
 
 // What to do with an input longer than EncodeOptions::max_tokens.
 enum class Overflow {
-  Truncate,  // drop content tokens from the end (the longer text first for pairs); keep specials
+  Truncate,  // drop content tokens (the longer text first for pairs) at `direction`; keep specials
   Error,     // throw embed::Error(InvalidArgument) naming both lengths
+};
+
+// Which end of the content truncation keeps (HF tokenizers' / TEI's truncation_direction).
+enum class TruncationDirection {
+  Right,  // drop tokens from the end: keep the start (the default)
+  Left,   // drop tokens from the start: keep the end
 };
 
 struct EncodeOptions {
@@ -32,6 +38,7 @@ struct EncodeOptions {
   bool split_special = false;
   size_t max_tokens = 0;  // 0: no limit
   Overflow overflow = Overflow::Truncate;
+  TruncationDirection direction = TruncationDirection::Right;
 };
 
 // Bytes [begin, end) of an input.
@@ -69,8 +76,9 @@ class Tokenizer {
   // `text` (the Qwen3-Reranker prompt): the template's own special-token text is always the
   // special token; inside `user` it follows o.split_special. Equals encode(text, o) without it.
   Encoding encode_template(std::string_view text, const std::vector<TextRange>& user, const EncodeOptions& o) const;
-  // Truncate to max_tokens keeping the required special tokens (e.g. final [SEP]/EOS).
-  void truncate(Encoding& e, size_t max_tokens) const;
+  // Truncate to max_tokens keeping the required special tokens (e.g. [CLS] and the final
+  // [SEP]/EOS) on both sides; content tokens go from the end (Right) or the start (Left).
+  void truncate(Encoding& e, size_t max_tokens, TruncationDirection direction = TruncationDirection::Right) const;
   std::string decode(const std::vector<int32_t>& ids) const;  // debugging
   std::string_view piece(int32_t id) const;
   size_t vocab_size() const;

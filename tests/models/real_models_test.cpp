@@ -52,7 +52,7 @@ void check_minilm(const RealModel& file, const char* label, double min_cosine) {
   std::vector<std::string> texts;
   for (const FixtureCase& c : f.cases) texts.push_back(c.text);
   Context ctx(m.value(), 2);
-  EmbedOptions o;
+  Request o;
   o.max_tokens = 256;  // sentence-transformers' max_seq_length for this model
   o.truncate = true;
   auto got = ctx.embed(texts, o);
@@ -123,9 +123,8 @@ double spearman(const std::vector<double>& a, const std::vector<double>& b) {
 void check_gemma_pooling(Runner& r, const Fixture& f, Pooling p) {
   const std::string kind = pooling_name(p);
   const NpyArray quant = f.npy("pooled_" + kind + ".npy"), exact = f.npy("pooled_" + kind + "_f32weights.npy");
-  RunOptions o;
+  PassOptions o;
   o.pooling = p;
-  o.normalize = -1;
   double min_exact = 1.0, min_quant = 1.0, min_llama_own = 1.0;
   for (size_t i = 0; i < f.cases.size(); i++) {
     const RunOutput one = r.run({SequenceInput{f.cases[i].ids, {}, {}}}, o);
@@ -162,22 +161,28 @@ TEST_CASE("all-MiniLM-L6-v2 q8_0 matches sentence-transformers end to end", "[mo
 }
 
 // Lines with MiniLM's special tokens' text ([CLS], [SEP], [MASK], [PAD], [UNK]; fixture by
-// tools/refgen/make_minilm_special.py): read as the special tokens, as sentence-transformers'
-// tokenizer does by default, the ids and the f32 vectors equal its own.
-TEST_CASE("all-MiniLM-L6-v2 f32 on special-token text matches sentence-transformers", "[models][minilm][special]") {
-  const Fixture f = load_fixture(kFixtures + "minilm-l6-v2-special");
-  const NpyArray want = f.npy("embeddings_st.npy");
-  REQUIRE(want.rows() == static_cast<int64_t>(f.cases.size()));
+// tools/refgen/make_minilm_special.py), through the API: by default read as the special tokens,
+// with Request::split_special as text (sentence-transformers' split_special_tokens); in both
+// readings the ids and the f32 vectors equal sentence-transformers' own.
+void check_minilm_special(bool split) {
+  const std::string dir = kFixtures + "minilm-l6-v2-special";
+  const nlohmann::json cases = read_json(dir + "/cases.json").at("cases");
+  const NpyArray want = read_npy(dir + (split ? "/embeddings_st_split.npy" : "/embeddings_st.npy"));
+  REQUIRE(want.rows() == static_cast<int64_t>(cases.size()));
   auto m = Model::load(real_model_path(kMiniLmGgufF32), ModelOptions{Device::Cpu, 2, 0});
   REQUIRE(m.ok());
+  tok::EncodeOptions eo;
+  eo.split_special = split;
   std::vector<std::string> texts;
-  for (const FixtureCase& c : f.cases) {
-    INFO("text: " << c.text);
-    CHECK(m.value()->tokenizer().encode(c.text).ids == c.ids);
-    texts.push_back(c.text);
+  for (const auto& c : cases) {
+    texts.push_back(c.at("text").get<std::string>());
+    INFO("text: " << texts.back());
+    CHECK(m.value()->tokenizer().encode(texts.back(), eo).ids == c.at(split ? "ids_split" : "ids").get<std::vector<int32_t>>());
   }
   Context ctx(m.value(), 2);
-  auto got = ctx.embed(texts, EmbedOptions{});
+  Request r;
+  r.split_special = split;
+  auto got = ctx.embed(texts, r);
   REQUIRE(got.ok());
   double min_cos = 1.0;
   for (int64_t i = 0; i < want.rows(); i++) {
@@ -186,8 +191,15 @@ TEST_CASE("all-MiniLM-L6-v2 f32 on special-token text matches sentence-transform
     CHECK(c >= 0.99999);
     min_cos = std::min(min_cos, c);
   }
-  std::printf("REFERENCE minilm-l6-v2 f32 special-token lines vs sentence-transformers: min cosine %.12f (%lld texts)\n",
-              min_cos, static_cast<long long>(want.rows()));
+  std::printf("REFERENCE minilm-l6-v2 f32 special-token lines%s vs sentence-transformers: min cosine %.12f (%lld texts)\n",
+              split ? " (split_special)" : "", min_cos, static_cast<long long>(want.rows()));
+}
+
+TEST_CASE("all-MiniLM-L6-v2 f32 on special-token text matches sentence-transformers", "[models][minilm][special]") {
+  check_minilm_special(false);
+}
+TEST_CASE("all-MiniLM-L6-v2 f32 with split_special matches sentence-transformers' split_special_tokens", "[models][minilm][special]") {
+  check_minilm_special(true);
 }
 
 // pooled_mean.npy: sentence-transformers' Transformer + Pooling output before Normalize. The
@@ -200,7 +212,7 @@ TEST_CASE("all-MiniLM-L6-v2 f32 un-normalized mean pooling keeps sentence-transf
   auto m = Model::load(real_model_path(kMiniLmGgufF32), ModelOptions{Device::Cpu, 2, 0});
   REQUIRE(m.ok());
   Context ctx(m.value(), 2);
-  EmbedOptions o;
+  Request o;
   o.max_tokens = 256;
   o.truncate = true;
   o.normalize = -1;
@@ -243,7 +255,7 @@ TEST_CASE("STS-B dev Spearman with MiniLM equals sentence-transformers' within 0
   auto m = Model::load(real_model_path(kMiniLmGgufF32), ModelOptions{Device::Cpu, 2, 0});
   REQUIRE(m.ok());
   Context ctx(m.value(), 2);
-  EmbedOptions o;
+  Request o;
   o.max_tokens = 256;
   o.truncate = true;
   auto ea = ctx.embed(a, o), eb = ctx.embed(b, o);
@@ -278,9 +290,8 @@ TEST_CASE("gemma-3-270m Q4_K_M matches llama.cpp, exactly on f32 weights, mean a
 namespace {
 // Median over texts of 1 - cosine(ours, reference).
 double median_gap(Runner& r, const Fixture& f, Pooling p, const NpyArray& ref) {
-  RunOptions o;
+  PassOptions o;
   o.pooling = p;
-  o.normalize = -1;
   std::vector<double> gaps;
   for (size_t i = 0; i < f.cases.size(); i++) {
     const RunOutput one = r.run({SequenceInput{f.cases[i].ids, {}, {}}}, o);

@@ -39,9 +39,8 @@ std::vector<SequenceInput> inputs(const Fixture& f) {
 void check_pooled(Runner& r, const Fixture& f, Pooling p, const NpyArray& want, const std::string& what) {
   REQUIRE(want.rows() == static_cast<int64_t>(f.cases.size()));
   const std::vector<SequenceInput> seqs = inputs(f);
-  RunOptions o;
+  PassOptions o;
   o.pooling = p;
-  o.normalize = -1;
   Stat alone, batched;
   const RunOutput all = r.run(seqs, o);
   REQUIRE(all.cols == want.cols());
@@ -62,9 +61,8 @@ void check_pooled(Runner& r, const Fixture& f, Pooling p, const NpyArray& want, 
 void check_scores(Runner& r, const Fixture& f, const NpyArray& want) {
   REQUIRE(want.data.size() == f.cases.size());
   const std::vector<SequenceInput> seqs = inputs(f);
-  RunOptions o;
+  PassOptions o;
   o.pooling = Pooling::Rank;
-  o.normalize = -1;
   const RunOutput all = r.run(seqs, o);
   std::vector<float> alone, batched;
   for (size_t i = 0; i < seqs.size(); i++) {
@@ -81,7 +79,7 @@ void check_scores(Runner& r, const Fixture& f, const NpyArray& want) {
 
 void check_hidden(Runner& r, const Fixture& f, const NpyArray& want) {
   const std::vector<SequenceInput> seqs = inputs(f);
-  RunOptions o;
+  PassOptions o;
   o.keep_hidden = true;
   o.pooling = Pooling::None;
   const RunOutput all = r.run(seqs, o);
@@ -168,9 +166,8 @@ TEST_CASE("tiny models match llama.cpp's vectors within llama.cpp's precision", 
         if (!f.has("llamacpp_" + name + ".npy")) continue;
         const NpyArray want = f.npy("llamacpp_" + name + ".npy");
         REQUIRE(want.rows() == static_cast<int64_t>(rows.size()));
-        RunOptions o;
+        PassOptions o;  // pooled rows as the model computes them (not normalized)
         o.pooling = p;
-        o.normalize = -1;
         const RunOutput out = r.run(seqs, o);
         // Rank scores (the first output of each case: P(yes), or the logit) are compared as one
         // vector over the cases; pooled outputs per case.
