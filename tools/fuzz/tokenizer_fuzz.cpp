@@ -166,16 +166,18 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   return 0;
 }
 
-// Byte 0 picks the options, the rest is text; a 0x1F byte in it splits a pair.
+// Byte 0 picks the options (bits 0-4 below, 5-6 the vocabulary variant, 7 the truncation side),
+// the rest is text; a 0x1F byte in it splits a pair.
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const uint8_t mode = data[0];
   const std::string_view input(reinterpret_cast<const char*>(data + 1), size - 1);
-  const Tokenizer& t = *g_tokenizers[(mode >> 5) % g_tokenizers.size()];
+  const Tokenizer& t = *g_tokenizers[((mode >> 5) & 3) % g_tokenizers.size()];
   EncodeOptions o;
   o.split_special = mode & 1;
   o.add_special = !(mode & 2);
   if (mode & 4) o.max_tokens = 1 + input.size() % 16;  // the Error overflow mode is a clean throw
+  o.direction = (mode & 128) ? TruncationDirection::Left : TruncationDirection::Right;  // bit 7: free of the choice below
   const bool pair = mode & 8;
   try {
     if (pair) {
@@ -206,7 +208,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (bad && t.encode(repaired, o).ids != e.ids) broken("invalid UTF-8 is not read as U+FFFD per byte", input);
       if (mode & 16) {
         Encoding c = e;
-        t.truncate(c, c.size() / 2 + 3);
+        t.truncate(c, c.size() / 2 + 3, o.direction);
         check(t, c, len, input);
       }
       (void)t.decode(e.ids);
