@@ -25,6 +25,18 @@ BertChar bert_char(char32_t cp) {
   return (cls & kCjk) ? BertChar::Cjk : BertChar::Other;
 }
 
+// Calls f(cp, begin, end, kind) for every code point of valid UTF-8 `text` that clean_text keeps.
+template <class F>
+void for_each_kept_char(std::string_view text, F&& f) {
+  for (size_t i = 0; i < text.size();) {
+    char32_t cp;
+    const size_t n = decode_utf8(text, i, cp);
+    const BertChar kind = bert_char(cp);
+    if (kind != BertChar::Dropped) f(cp, static_cast<uint32_t>(i), static_cast<uint32_t>(i + n), kind);
+    i += n;
+  }
+}
+
 class WordPiece final : public Model {
  public:
   explicit WordPiece(const Vocab& v) : v_(v) {
@@ -34,45 +46,26 @@ class WordPiece final : public Model {
 
   void encode(std::string_view text, bool, std::vector<TokenSpan>& out) const override {
     NormString word;
-    size_t i = 0;
-    while (i < text.size()) {
-      char32_t cp;
-      const size_t n = decode_utf8(text, i, cp);
-      const uint32_t b = static_cast<uint32_t>(i), e = static_cast<uint32_t>(i + n);
-      i += n;
-      const BertChar kind = bert_char(cp);
-      if (kind == BertChar::Dropped) continue;
-      if (kind == BertChar::Space) {
-        flush(word, out);
-        continue;
-      }
-      if (kind == BertChar::Cjk) flush(word, out);
+    for_each_kept_char(text, [&](char32_t cp, uint32_t b, uint32_t e, BertChar kind) {
+      if (kind != BertChar::Other) flush(word, out);  // whitespace ends a word; an ideograph is one
+      if (kind == BertChar::Space) return;
       append_normalized(cp, b, e, word, out);
       if (kind == BertChar::Cjk) flush(word, out);
-    }
+    });
     flush(word, out);
   }
 
   // HF BertNormalizer: clean_text, spaces around CJK ideographs, strip_accents, lowercase.
   // Inserted spaces have empty source ranges at the edges of their ideograph.
   void normalize(std::string_view text, NormString& out) const override {
-    for (size_t i = 0; i < text.size();) {
-      char32_t cp;
-      const size_t n = decode_utf8(text, i, cp);
-      const uint32_t b = static_cast<uint32_t>(i), e = static_cast<uint32_t>(i + n);
-      i += n;
-      const BertChar kind = bert_char(cp);
-      if (kind == BertChar::Dropped) continue;
-      if (kind == BertChar::Space) {
-        out.push(' ', b, e);
-        continue;
-      }
+    for_each_kept_char(text, [&](char32_t cp, uint32_t b, uint32_t e, BertChar kind) {
+      if (kind == BertChar::Space) return out.push(' ', b, e);
       if (kind == BertChar::Cjk) out.push(' ', b, b);
       char32_t parts[8];
       const int np = fold_accents(cp, parts);
       for (int k = 0; k < np; ++k) push_char(parts[k], b, e, out);
       if (kind == BertChar::Cjk) out.push(' ', e, e);
-    }
+    });
   }
 
   std::string decode(const std::vector<int32_t>& ids) const override {

@@ -36,6 +36,16 @@ nlohmann::json read_json(const std::string& path) {
   return nlohmann::json::parse(in);
 }
 
+// MiniLM f32 (tools/models.sh minilm-gguf f32) through the API, one request.
+Embeddings minilm_f32(const std::vector<std::string>& texts, const Request& r) {
+  auto m = Model::load(real_model_path(kMiniLmGgufF32), ModelOptions{Device::Cpu, 2, 0});
+  REQUIRE(m.ok());
+  Context ctx(m.value(), 2);
+  auto got = ctx.embed(texts, r);
+  REQUIRE(got.ok());
+  return std::move(got).value();
+}
+
 void check_minilm(const RealModel& file, const char* label, double min_cosine) {
   const Fixture f = load_fixture(kFixtures + "minilm-l6-v2");
   const NpyArray want = f.npy("embeddings_st.npy");
@@ -179,14 +189,12 @@ void check_minilm_special(bool split) {
     INFO("text: " << texts.back());
     CHECK(m.value()->tokenizer().encode(texts.back(), eo).ids == c.at(split ? "ids_split" : "ids").get<std::vector<int32_t>>());
   }
-  Context ctx(m.value(), 2);
   Request r;
   r.split_special = split;
-  auto got = ctx.embed(texts, r);
-  REQUIRE(got.ok());
+  const Embeddings got = minilm_f32(texts, r);
   double min_cos = 1.0;
   for (int64_t i = 0; i < want.rows(); i++) {
-    const double c = cosine(got.value().row(i), want.row(i), want.cols());
+    const double c = cosine(got.row(i), want.row(i), want.cols());
     INFO("text " << i << ": " << texts[static_cast<size_t>(i)] << " cosine " << c);
     CHECK(c >= 0.99999);
     min_cos = std::min(min_cos, c);
@@ -209,22 +217,18 @@ TEST_CASE("all-MiniLM-L6-v2 f32 un-normalized mean pooling keeps sentence-transf
   const Fixture f = load_fixture(kFixtures + "minilm-l6-v2");
   const NpyArray want = f.npy("pooled_mean.npy");
   REQUIRE(want.rows() == static_cast<int64_t>(f.cases.size()));
-  auto m = Model::load(real_model_path(kMiniLmGgufF32), ModelOptions{Device::Cpu, 2, 0});
-  REQUIRE(m.ok());
-  Context ctx(m.value(), 2);
   Request o;
   o.max_tokens = 256;
   o.truncate = true;
   o.normalize = -1;
   std::vector<std::string> texts;
   for (const FixtureCase& c : f.cases) texts.push_back(c.text);
-  auto got = ctx.embed(texts, o);
-  REQUIRE(got.ok());
+  const Embeddings got = minilm_f32(texts, o);
   double worst = 0;
   for (int64_t i = 0; i < want.rows(); i++) {
     double d = 0, w = 0;
     for (int64_t k = 0; k < want.cols(); k++) {
-      const double x = got.value().row(i)[k], y = want.row(i)[k];
+      const double x = got.row(i)[k], y = want.row(i)[k];
       d += (x - y) * (x - y), w += y * y;
     }
     worst = std::max(worst, std::sqrt(d / w));
