@@ -37,9 +37,9 @@ def rss_mib(pid):
     return 0.0
 
 
-def wait_http(url, seconds=600):
+def wait_http(url, proc, seconds=600):
     end = time.time() + seconds
-    while time.time() < end:
+    while time.time() < end and proc.poll() is None:
         try:
             urllib.request.urlopen(url, timeout=2).read()
             return True
@@ -64,7 +64,7 @@ class Engine:
         self.log = tempfile.NamedTemporaryFile("w+", prefix=f"server_bench_{self.name}_", suffix=".log", delete=False)
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT, env=env)
         self.base = f"http://127.0.0.1:{port}"
-        if not wait_http(self.base + self.health):
+        if not wait_http(self.base + self.health, self.proc):
             self.stop()
             raise RuntimeError(f"{self.name} did not start; log: {self.log.name}")
 
@@ -105,6 +105,18 @@ def token_counts(embed, model, texts):
     return [len(line.split()) for line in out.splitlines()]
 
 
+def settle(engine, body):
+    """Waits until the server answers a lone request: work queued by the last phase (a server that
+    keeps computing requests wrk has stopped waiting for) must not count against the next."""
+    end = time.time() + 300
+    while time.time() < end:
+        try:
+            post(engine.base + engine.route, body)
+            return
+        except Exception:
+            time.sleep(1)
+
+
 def measure(engine, texts, tokens, a):
     body = lambda ts: {"input": ts, "model": engine.model_id}
     batches = [texts[i:i + a.batch] for i in range(0, len(texts) - a.batch + 1, a.batch)]
@@ -112,12 +124,14 @@ def measure(engine, texts, tokens, a):
     res = {"engine": engine.name}
     wrk(engine.base, engine.route, [body(b) for b in batches[:4]], 2, 2)  # warm-up
     sat = wrk(engine.base, engine.route, [body(b) for b in batches], a.concurrency, a.duration)
+    settle(engine, body([SHORT_QUERY]))
     ok = sat["statuses"].get("200", 0)
     res["saturation"] = {"requests": sat["requests"], "ok": ok, "tokens_per_s": ok * batch_tokens / (sat["duration_us"] / 1e6),
                          "texts_per_s": ok * a.batch / (sat["duration_us"] / 1e6)}
     single = [body([t]) for t in texts[:256]]
     rss0 = rss_mib(engine.proc.pid)
     load = wrk(engine.base, engine.route, single, a.clients, a.duration)
+    settle(engine, body([SHORT_QUERY]))
     statuses = load["statuses"]
     failures = sum(n for code, n in statuses.items() if code not in ("200", "429")) + sum(load["errors"].values()) - load["errors"]["status"]
     res["clients"] = {"connections": a.clients, "seconds": a.duration, "requests": load["requests"], "ok": statuses.get("200", 0),
@@ -135,6 +149,7 @@ def measure(engine, texts, tokens, a):
     time.sleep(2)
     under = wrk(engine.base, engine.route, [body([SHORT_QUERY])], 1, a.duration, threads=1)
     bulk.communicate()
+    settle(engine, body([SHORT_QUERY]))
     os.unlink(f.name)
     res["short_under_bulk"] = {"requests": under["requests"], "p50_ms": under["latency_us"]["p50"] / 1e3,
                                "p99_ms": under["latency_us"]["p99"] / 1e3}
@@ -216,7 +231,7 @@ def main():
         "llama": Engine("llama", [a.llama_python, "-m", "llama_cpp.server", "--model", a.model, "--embedding", "true", "--n_threads",
                                   str(a.threads), "--n_threads_batch", str(a.threads), "--n_ctx", "512", "--n_batch", "512", "--n_ubatch", "512",
                                   "--host", "127.0.0.1", "--port", "{port}"], "/v1/embeddings", "llama", "/v1/models"),
-        "infinity": Engine("infinity", [a.infinity_python, "-m", "infinity_emb.infinity_server", "v2", "--model-id", a.hf_dir or "", "--engine",
+        "infinity": Engine("infinity", [os.path.join(os.path.dirname(a.infinity_python), "infinity_emb"), "v2", "--model-id", a.hf_dir or "", "--engine",
                                         "torch", "--device", "cpu", "--batch-size", str(a.batch), "--port", "{port}", "--url-prefix", ""],
                            "/embeddings", a.hf_dir or "", "/health", env={"OMP_NUM_THREADS": str(a.threads), "HF_HUB_OFFLINE": "1"}),
     }
