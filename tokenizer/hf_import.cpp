@@ -62,16 +62,47 @@ struct Added {
   int32_t id;
   std::string content;
   bool special;
+  uint8_t flags;  // AddedFlag bits (tokenizer/vocab.h)
 };
 
-std::vector<Added> added_tokens(const HfFolder& h) {
+// The added tokens with their HF attributes; `in_model(id, content)` says whether the model's own
+// vocabulary has the token (otherwise only the added-token matching ever produces it).
+template <class InModel>
+std::vector<Added> added_tokens(const HfFolder& h, InModel in_model) {
   std::vector<Added> out;
   if (!h.tok.contains("added_tokens")) return out;
   for (const auto& a : h.tok["added_tokens"]) {
     if (!a.contains("id") || !a.contains("content")) h.bad("an added_tokens entry lacks id or content");
-    out.push_back({a["id"].get<int32_t>(), a["content"].get<std::string>(), a.value("special", false)});
+    const int64_t id = a["id"].get<int64_t>();
+    if (id < 0 || id > (1 << 28)) h.bad("added token id " + std::to_string(id) + " is out of range");
+    Added t{static_cast<int32_t>(id), a["content"].get<std::string>(), a.value("special", false), 0};
+    if (a.value("lstrip", false)) t.flags |= kLstrip;
+    if (a.value("rstrip", false)) t.flags |= kRstrip;
+    if (a.value("single_word", false)) t.flags |= kSingleWord;
+    if (a.value("normalized", !t.special)) t.flags |= kNormalized;  // HF's default: normalized unless special
+    if (!in_model(t.id, t.content)) t.flags |= kAddedOnly;
+    out.push_back(std::move(t));
   }
   return out;
+}
+
+// In a {"piece": id} vocabulary (WordPiece, BPE).
+auto in_vocab_map(const json& vocab) {
+  return [&vocab](int32_t id, const std::string& content) {
+    const auto it = vocab.find(content);
+    return it != vocab.end() && it->is_number_integer() && it->get<int64_t>() == id;
+  };
+}
+
+// tokenizer.embed.<flag>: the ids of the added tokens carrying each attribute. Written always
+// (empty lists included), so readers know the file says which tokens have none.
+void write_added_flags(gguf::Writer& w, const std::vector<Added>& added) {
+  for (const AddedFlagKey& k : kAddedFlagKeys) {
+    std::vector<uint32_t> ids;
+    for (const Added& a : added)
+      if (a.flags & k.flag) ids.push_back(static_cast<uint32_t>(a.id));
+    w.set_array<uint32_t>(k.key, ids);
+  }
 }
 
 // Id-ordered pieces from a {"piece": id} vocabulary plus added tokens; holes get llama.cpp's
@@ -170,15 +201,16 @@ std::vector<json> flatten(const json& node, const char* list_key) {
 
 std::string import_wordpiece(const HfFolder& h, gguf::Writer& w) {
   const json& model = h.tok["model"];
-  const auto added = added_tokens(h);
+  const auto added = added_tokens(h, in_vocab_map(model["vocab"]));
   auto pieces = ordered_pieces(h, model["vocab"], added);
   const auto types = token_types(pieces.size(), added);
   const std::string prefix = model.value("continuing_subword_prefix", "##");
   // llama.cpp's WPM vocabulary: control tokens unchanged, continuation pieces lose their
-  // prefix, word-initial pieces gain U+2581.
+  // prefix, word-initial pieces gain U+2581. User-defined tokens stay as the text they match
+  // (llama.cpp's converter prefixes them too; the tokenizer accepts both).
   const Specials s = collect_specials(h, pieces);
   for (size_t i = 0; i < pieces.size(); ++i) {
-    if (types[i] == static_cast<int32_t>(TokenType::Control)) continue;
+    if (types[i] == static_cast<int32_t>(TokenType::Control) || types[i] == static_cast<int32_t>(TokenType::UserDefined)) continue;
     if (!prefix.empty() && pieces[i].rfind(prefix, 0) == 0 && pieces[i].size() > prefix.size())
       pieces[i] = pieces[i].substr(prefix.size());
     else
@@ -210,6 +242,7 @@ std::string import_wordpiece(const HfFolder& h, gguf::Writer& w) {
   w.set<bool>("tokenizer.ggml.normalizer.lowercase", lowercase);
   w.set<bool>("tokenizer.ggml.normalizer.strip_accents", strip.value_or(lowercase));
   w.set<uint32_t>("tokenizer.ggml.token_type_count", h.model_config.value("type_vocab_size", 2u));
+  write_added_flags(w, added);
   return "bert";
 }
 
@@ -239,7 +272,7 @@ std::string import_bpe(const HfFolder& h, gguf::Writer& w) {
   const std::string pre = detect_bpe_pre(h);
   for (const json& n : flatten(h.tok.value("normalizer", json()), "normalizers"))
     if (n.value("type", "") != "NFC") h.unsupported("byte-level BPE with normalizer " + n.value("type", "?") + " (only NFC)");
-  const auto added = added_tokens(h);
+  const auto added = added_tokens(h, in_vocab_map(model["vocab"]));
   const auto pieces = ordered_pieces(h, model["vocab"], added);
   std::vector<std::string> merges;
   merges.reserve(model["merges"].size());
@@ -259,6 +292,7 @@ std::string import_bpe(const HfFolder& h, gguf::Writer& w) {
   // readers fall back to the gpt2 family default (id 11, an ordinary token). It is never added.
   if (!s.ids.count("bos") && s.ids.count("eos")) s.ids["bos"] = s.ids["eos"];
   write_specials(w, s);
+  write_added_flags(w, added);
   return "gpt2";
 }
 
@@ -290,7 +324,6 @@ std::vector<uint8_t> base64_decode(const HfFolder& h, const std::string& in) {
 
 std::string import_unigram(const HfFolder& h, gguf::Writer& w) {
   const json& model = h.tok["model"];
-  const auto added = added_tokens(h);
   std::vector<std::string> pieces;
   std::vector<float> scores;
   for (const auto& e : model["vocab"]) {
@@ -299,6 +332,22 @@ std::string import_unigram(const HfFolder& h, gguf::Writer& w) {
     scores.push_back(e[1].get<float>());
   }
   if (pieces.empty()) h.bad("the Unigram vocabulary is empty");
+  const size_t n_model = pieces.size();
+  const auto added = added_tokens(h, [&](int32_t id, const std::string& content) {
+    return static_cast<size_t>(id) < n_model && pieces[static_cast<size_t>(id)] == content;
+  });
+  // Added tokens outside the model's vocabulary extend it (holes as in ordered_pieces); the model
+  // never produces them (added_only), so their score does not matter.
+  for (const Added& a : added) {
+    if (static_cast<size_t>(a.id) < n_model) {
+      if (pieces[static_cast<size_t>(a.id)] != a.content)
+        h.bad("added token " + std::to_string(a.id) + " \"" + a.content + "\" differs from the vocabulary's \"" +
+              pieces[static_cast<size_t>(a.id)] + "\"");
+      continue;
+    }
+    while (pieces.size() <= static_cast<size_t>(a.id)) pieces.push_back("[PAD" + std::to_string(pieces.size()) + "]"), scores.push_back(0.f);
+    pieces[static_cast<size_t>(a.id)] = a.content;
+  }
   auto types = token_types(pieces.size(), added);
   const int64_t unk = model.value("unk_id", int64_t{-1});
   if (unk >= 0 && static_cast<size_t>(unk) < pieces.size()) types[static_cast<size_t>(unk)] = static_cast<int32_t>(TokenType::Unknown);
@@ -339,6 +388,7 @@ std::string import_unigram(const HfFolder& h, gguf::Writer& w) {
   if (!s.add_bos) s.add_bos = false;
   if (!s.add_eos) s.add_eos = false;
   write_specials(w, s);
+  write_added_flags(w, added);
   return "t5";
 }
 

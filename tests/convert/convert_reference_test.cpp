@@ -9,10 +9,13 @@
 #include "tools/convert/convert.h"
 #include "tools/convert/safetensors.h"
 #include "convert_test_util.h"
+#include "tests/real_models.h"
 
 using namespace embed;
 using namespace embed::convert;
 using namespace embed::convert::testing;
+using embed::test::kMiniLmDir;
+using embed::test::real_model_path;
 
 namespace {
 
@@ -21,14 +24,6 @@ gguf::File convert_in_memory(const std::string& dir, OutType type) {
   o.model_dir = dir;
   o.type = type;
   return gguf::File::from_bytes(build_gguf(o).to_bytes(), dir);
-}
-
-// The MiniLM folder: EMBED_MINILM_DIR (tools/test.sh sets it) or the models.sh cache.
-std::string minilm_dir() {
-  if (const char* env = std::getenv("EMBED_MINILM_DIR")) return env;
-  const char* home = std::getenv("HOME");
-  const fs::path cached = fs::path(home ? home : "/") / ".cache/embed/models/all-MiniLM-L6-v2";
-  return fs::exists(cached / "model.safetensors") ? cached.string() : "";
 }
 
 void check_case(const std::string& case_name, const std::string& dir) {
@@ -69,20 +64,12 @@ TEST_CASE("llama converts as llama.cpp does (Q/K permuted for NORM rope)", "[con
 }
 
 TEST_CASE("all-MiniLM-L6-v2 converts as llama.cpp does, in every type", "[convert][minilm]") {
-  const std::string dir = minilm_dir();
-  if (dir.empty()) {
-    WARN("all-MiniLM-L6-v2 not found: set EMBED_MINILM_DIR (tools/models.sh minilm); skipped");
-    return;
-  }
+  const std::string dir = real_model_path(kMiniLmDir);
   check_case("minilm", dir);
 }
 
 TEST_CASE("all-MiniLM-L6-v2 GGUF holds what config.json and 1_Pooling say", "[convert][minilm]") {
-  const std::string dir = minilm_dir();
-  if (dir.empty()) {
-    WARN("all-MiniLM-L6-v2 not found: set EMBED_MINILM_DIR (tools/models.sh minilm); skipped");
-    return;
-  }
+  const std::string dir = real_model_path(kMiniLmDir);
   const gguf::File f = convert_in_memory(dir, OutType::Q8_0);
   // config.json: 6 layers, hidden 384, 12 heads, FFN 1536, 512 positions, 2 token types, eps 1e-12,
   // vocab 30522; 1_Pooling/config.json: mean tokens.

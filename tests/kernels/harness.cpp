@@ -7,6 +7,7 @@
 #if defined(EMBED_TEST_DEVICE_CUDA_EMULATED)
 #include "cuda/cuda_backend.h"
 #endif
+#include "tests/device_skip.h"
 
 namespace embed::test {
 
@@ -22,9 +23,10 @@ std::vector<BackendUnderTest> backends_under_test(int cpu_threads) {
   (void)cpu_threads;
   std::string why;
   if (!backend_available(Device::Cuda, &why)) {
-    static bool warned = false;
+    static bool warned = false;  // printed once, recorded in every test case (tests/device_skip.h)
     if (!warned) WARN("no CUDA device: skipped (" << why << ")");
     warned = true;
+    SUCCEED("no CUDA device: skipped (" << why << ")");
     return out;
   }
   BackendOptions o;
@@ -83,7 +85,7 @@ std::unique_ptr<Backend> tensor_core_backend() {
 #elif defined(EMBED_TEST_DEVICE_CUDA)
   std::string why;
   if (!backend_available(Device::Cuda, &why)) {
-    WARN("no CUDA device: skipped (" << why << ")");
+    EMBED_SKIP_NO_DEVICE("no CUDA device (" << why << ")");
     return nullptr;
   }
   return create_backend(o);
