@@ -15,13 +15,17 @@ struct Overloaded : F... {
 template <class... F>
 Overloaded(F...) -> Overloaded<F...>;
 
-WeightSpec make(std::string name, Form form, Dim rows, Dim cols, std::string hf) {
+// `dst` is a slot of ModelTensors (globals) or of LayerTensors (blocks).
+template <class Slot>
+WeightSpec make(std::string name, Form form, Dim rows, Dim cols, Slot dst, std::string hf) {
   WeightSpec s;
   s.name = std::move(name);
   s.form = form;
   s.rows = rows;
   s.cols = cols;
   s.hf = std::move(hf);
+  if constexpr (std::is_same_v<Slot, Tensor ModelTensors::*>) s.global = dst;
+  else s.layer = dst;
   return s;
 }
 
@@ -38,29 +42,19 @@ std::string dense_name(int n) { return "dense_" + std::to_string(n); }
 std::string dense_key(int n, const char* what) { return dense_name(n) + "_" + what; }
 
 WeightSpec matrix(std::string name, Dim rows, Dim cols, Tensor ModelTensors::*dst, std::string hf) {
-  WeightSpec s = make(std::move(name), Form::Matrix, rows, cols, std::move(hf));
-  s.global = dst;
-  return s;
+  return make(std::move(name), Form::Matrix, rows, cols, dst, std::move(hf));
 }
 WeightSpec matrix(std::string name, Dim rows, Dim cols, Tensor LayerTensors::*dst, std::string hf) {
-  WeightSpec s = make(std::move(name), Form::Matrix, rows, cols, std::move(hf));
-  s.layer = dst;
-  return s;
+  return make(std::move(name), Form::Matrix, rows, cols, dst, std::move(hf));
 }
 WeightSpec vector(std::string name, Dim n, Tensor ModelTensors::*dst, std::string hf) {
-  WeightSpec s = make(std::move(name), Form::Vector, Dim::One, n, std::move(hf));
-  s.global = dst;
-  return s;
+  return make(std::move(name), Form::Vector, Dim::One, n, dst, std::move(hf));
 }
 WeightSpec vector(std::string name, Dim n, Tensor LayerTensors::*dst, std::string hf) {
-  WeightSpec s = make(std::move(name), Form::Vector, Dim::One, n, std::move(hf));
-  s.layer = dst;
-  return s;
+  return make(std::move(name), Form::Vector, Dim::One, n, dst, std::move(hf));
 }
 WeightSpec table(std::string name, Dim rows, Dim cols, Tensor ModelTensors::*dst, std::string hf) {
-  WeightSpec s = make(std::move(name), Form::Table, rows, cols, std::move(hf));
-  s.global = dst;
-  return s;
+  return make(std::move(name), Form::Table, rows, cols, dst, std::move(hf));
 }
 
 const HParamSpec* ArchSpec::find_hparam(const std::string& key) const {
