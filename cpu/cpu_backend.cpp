@@ -1,5 +1,5 @@
-// CpuBackend: host memory, the thread pool, and the choice between the AVX2 kernels and the
-// scalar references, made once at construction from the CPU's features.
+// CpuBackend: host memory, the thread pool, weight packing, and the kernel level chosen once at
+// construction (cpu/isa.h); every op goes straight to that level's kernel table.
 #include "cpu/cpu_backend.h"
 
 #include <sys/mman.h>
@@ -10,20 +10,16 @@
 #include <new>
 #include <thread>
 
-#include "cpu/cpu_features.h"
+#include "cpu/isa.h"
 #include "cpu/kernels.h"
-#include "cpu/llama_cpp_rounding.h"
-#include "cpu/ref/ref.h"
 #include "base/error.h"
 
 namespace embed::cpu {
 
 CpuBackend::CpuBackend(const BackendOptions& options)
-    : fast_(!options.force_scalar && cpu_features().has_fast_path()),
-      avx512_(fast_ && !options.cpu_no_avx512 && cpu_features().has_avx512()),
-      llama_cpp_rounding_(options.llama_cpp_rounding) {
+    : k_(kernel_table(resolve_isa(options.cpu_isa), options.compute_type)) {
   static bool warned = false;
-  if (!fast_ && !options.force_scalar && !warned) {
+  if (k_.isa == CpuIsa::Scalar && options.cpu_isa == CpuIsa::Auto && !std::getenv("EMBED_ISA") && !warned) {
     warned = true;
     std::fprintf(stderr, "embed: warning: this CPU lacks AVX2/FMA/F16C (%s): using the scalar kernels, which are much slower\n",
                  cpu_features().describe().c_str());
@@ -34,7 +30,9 @@ CpuBackend::CpuBackend(const BackendOptions& options)
 }
 
 std::string CpuBackend::name() const {
- return std::string("cpu (") + (avx512_ ? "avx512" : fast_ ? "avx2" : "scalar") + ", " + std::to_string(pool_->size()) + " threads)";
+  std::string s = std::string("cpu (") + cpu_isa_name(k_.isa);
+  if (k_.compute != ComputeType::F32) s += std::string(", compute ") + compute_type_name(k_.compute);
+  return s + ", " + std::to_string(pool_->size()) + " threads)";
 }
 
 // Buffers start 64 bytes into their allocation (cache lines, any vector load width); the 64-byte
@@ -77,12 +75,13 @@ void CpuBackend::download(void* dst, const void* src, size_t bytes) { std::memcp
 
 Tensor CpuBackend::load_weight(const Tensor& host, WeightUse use) {
   Tensor t = host;  // zero copy: kernels read the mapping
-  // Unquantized matmul weights also get panels for the AVX2 GEMM (same bytes, new order).
-  if (fast_ && use == WeightUse::Matmul && packable(host.dtype)) {
-    auto p = std::make_unique<PackedWeight>(pack_weight(host));
-    t.packed = p.get();
-    std::lock_guard<std::mutex> lock(packed_mutex_);
-    packed_.push_back(std::move(p));
+  // Matmul weights also get this level's GEMM layout (same values, new order).
+  if (use == WeightUse::Matmul) {
+    if (std::unique_ptr<PackedWeight> p = k_.pack_matmul_weight(host)) {
+      t.packed = p.get();
+      std::lock_guard<std::mutex> lock(packed_mutex_);
+      packed_.push_back(std::move(p));
+    }
   }
   return t;
 }
@@ -106,63 +105,5 @@ bool CpuBackend::supports(Op op, DType dtype) const {
       return dtype == DType::F32;
   }
 }
-
-void CpuBackend::gather(const GatherArgs& a) { fast_ ? avx2::gather(a, *pool_) : ref::gather(a); }
-void CpuBackend::matmul(const MatmulArgs& in) {
-  MatmulArgs a = in;
-  if (llama_cpp_rounding_ && llama_cpp_rounds_activations(a.w.dtype)) {
-    if (a.x.bytes() > rounded_.bytes()) rounded_ = DeviceBuffer(this, a.x.bytes());
-    const int64_t k = a.x.cols;
-    const float* x = a.x.ptr<const float>();
-    float* r = static_cast<float*>(rounded_.data());
-    const DType w = a.w.dtype;
-    pool_->parallel_for(a.x.rows, 4, [&](int64_t r0, int64_t r1) {
-      for (int64_t i = r0; i < r1; i++) llama_cpp_round_activations(w, x + i * k, k, r + i * k);
-    });
-    a.x.data = r;
-  }
-  if (avx512_ && a.w.packed) return avx512::matmul_packed(a, *static_cast<const PackedWeight*>(a.w.packed), *pool_);
-  if (avx512_) return avx2::matmul_decoded(a, *pool_, avx512::run_panels);
-  fast_ ? avx2::matmul(a, *pool_) : ref::matmul(a);
-}
-void CpuBackend::layer_norm(const LayerNormArgs& a) { fast_ ? avx2::layer_norm(a, *pool_) : ref::layer_norm(a); }
-void CpuBackend::rms_norm(const RmsNormArgs& a) { fast_ ? avx2::rms_norm(a, *pool_) : ref::rms_norm(a); }
-void CpuBackend::rope(const RopeArgs& a) { rope_fast(a, *pool_); }
-void CpuBackend::attention(const AttentionArgs& a) {
-  if (avx512_) return avx512::attention(a, *pool_);
-  fast_ ? avx2::attention(a, *pool_) : ref::attention(a);
-}
-namespace {
-bool is_gelu(Activation act) { return act == Activation::GeluErf || act == Activation::GeluTanh; }
-}  // namespace
-
-void CpuBackend::activation(const ActivationArgs& a) {
-  if (llama_cpp_rounding_ && is_gelu(a.act)) {
-    const float* x = a.x.ptr<const float>();
-    float* y = a.y.ptr<float>();
-    pool_->parallel_for(a.x.numel(), 4096, [&](int64_t i0, int64_t i1) {
-      for (int64_t i = i0; i < i1; i++) y[i] = llama_cpp_gelu(x[i]);
-    });
-    return;
-  }
-  fast_ ? avx2::activation(a, *pool_) : ref::activation(a);
-}
-void CpuBackend::glu(const GluArgs& a) {
-  if (llama_cpp_rounding_ && is_gelu(a.act)) {
-    const float* g = a.gate.ptr<const float>();
-    const float* u = a.up.ptr<const float>();
-    float* y = a.y.ptr<float>();
-    pool_->parallel_for(a.gate.numel(), 4096, [&](int64_t i0, int64_t i1) {
-      for (int64_t i = i0; i < i1; i++) y[i] = llama_cpp_gelu(g[i]) * u[i];
-    });
-    return;
-  }
-  fast_ ? avx2::glu(a, *pool_) : ref::glu(a);
-}
-void CpuBackend::add(const AddArgs& a) { fast_ ? avx2::add(a, *pool_) : ref::add(a); }
-void CpuBackend::scale(const ScaleArgs& a) { fast_ ? avx2::scale(a, *pool_) : ref::scale(a); }
-void CpuBackend::pool(const PoolArgs& a) { fast_ ? avx2::pool_rows(a, *pool_) : ref::pool(a); }
-void CpuBackend::softmax(const SoftmaxArgs& a) { fast_ ? avx2::softmax(a, *pool_) : ref::softmax(a); }
-void CpuBackend::normalize(const NormalizeArgs& a) { normalize_rows(a, *pool_); }
 
 }  // namespace embed::cpu

@@ -1,12 +1,12 @@
-// The CPU implementation of Backend: host memory, a thread pool, and per-op kernels that use
-// AVX2/FMA/F16C when the CPU has them (AVX-512 for the GEMM tiles when it has that too) and the
-// scalar reference (cpu/ref/) otherwise.
+// The CPU implementation of Backend: host memory, a thread pool, and the kernels of one level
+// (scalar reference, AVX2, AVX-512, AMX; cpu/kernels.h KernelTable) chosen once at construction.
 #pragma once
 
 #include <memory>
 
 #include <mutex>
 
+#include "cpu/kernels.h"
 #include "cpu/packed_weight.h"
 #include "cpu/thread_pool.h"
 #include "engine/backend.h"
@@ -19,6 +19,7 @@ class CpuBackend final : public Backend {
 
   Device device() const override { return Device::Cpu; }
   std::string name() const override;
+  std::string kernel_level() const override { return cpu_isa_name(k_.isa); }
 
   void* alloc(size_t bytes) override;
   void free(void* p) override;
@@ -30,33 +31,31 @@ class CpuBackend final : public Backend {
 
   bool supports(Op op, DType dtype) const override;
 
-  void gather(const GatherArgs& a) override;
-  void matmul(const MatmulArgs& a) override;
-  void layer_norm(const LayerNormArgs& a) override;
-  void rms_norm(const RmsNormArgs& a) override;
-  void rope(const RopeArgs& a) override;
-  void attention(const AttentionArgs& a) override;
-  void activation(const ActivationArgs& a) override;
-  void glu(const GluArgs& a) override;
-  void add(const AddArgs& a) override;
-  void scale(const ScaleArgs& a) override;
-  void pool(const PoolArgs& a) override;
-  void softmax(const SoftmaxArgs& a) override;
-  void normalize(const NormalizeArgs& a) override;
+  void gather(const GatherArgs& a) override { k_.gather(a, *pool_); }
+  void matmul(const MatmulArgs& a) override { k_.matmul(a, *pool_); }
+  void layer_norm(const LayerNormArgs& a) override { k_.layer_norm(a, *pool_); }
+  void rms_norm(const RmsNormArgs& a) override { k_.rms_norm(a, *pool_); }
+  void rope(const RopeArgs& a) override { k_.rope(a, *pool_); }
+  void attention(const AttentionArgs& a) override { k_.attention(a, *pool_); }
+  void activation(const ActivationArgs& a) override { k_.activation(a, *pool_); }
+  void glu(const GluArgs& a) override { k_.glu(a, *pool_); }
+  void add(const AddArgs& a) override { k_.add(a, *pool_); }
+  void scale(const ScaleArgs& a) override { k_.scale(a, *pool_); }
+  void pool(const PoolArgs& a) override { k_.pool(a, *pool_); }
+  void softmax(const SoftmaxArgs& a) override { k_.softmax(a, *pool_); }
+  void normalize(const NormalizeArgs& a) override { k_.normalize(a, *pool_); }
 
-  bool fast() const { return fast_; }
+  CpuIsa isa() const { return k_.isa; }
   ThreadPool& threads() { return *pool_; }
 
  private:
-  bool fast_;    // AVX2/FMA/F16C kernels
-  bool avx512_;  // AVX-512 matmul (packed weights) and attention on top
-  bool llama_cpp_rounding_;  // BackendOptions::llama_cpp_rounding
+  const KernelTable& k_;  // chosen once: kernel_table(resolve_isa(...), compute type)
   std::unique_ptr<ThreadPool> pool_;
   std::mutex packed_mutex_;
   std::vector<std::unique_ptr<PackedWeight>> packed_;
-  // Matmul inputs rounded the llama.cpp way (grown as needed, reused across calls). Last member:
-  // freed (through this backend's free) before anything else is torn down.
-  DeviceBuffer rounded_;
 };
+
+// The CPU backend, wrapped in llama.cpp's activation rounding when the options ask for it.
+std::unique_ptr<Backend> create_cpu_backend(const BackendOptions& options);
 
 }  // namespace embed::cpu

@@ -1,9 +1,45 @@
-// Internal declarations of the CPU fast kernels (AVX2/FMA/F16C, compiled with per-file ISA
-// flags and called only when cpu_features().has_fast_path()). Each has a scalar twin in cpu/ref/.
+// Internal declarations of the CPU kernels per ISA level (each compiled with its own per-file ISA
+// flags) and the KernelTable that binds one level's kernels together. Each kernel has a scalar
+// twin in cpu/ref/, the oracle of the kernel tests.
 #pragma once
 
+#include <memory>
+
+#include "cpu/packed_weight.h"
 #include "cpu/thread_pool.h"
 #include "engine/backend.h"
+
+namespace embed::cpu {
+
+// The kernels of one (ISA level, compute type), chosen once per backend; every entry is set.
+// Ops that a level does not speed up point at the level below (AVX-512 and AMX share most of the
+// AVX2 elementwise kernels).
+struct KernelTable {
+  CpuIsa isa = CpuIsa::Scalar;
+  ComputeType compute = ComputeType::F32;
+  void (*gather)(const GatherArgs&, ThreadPool&) = nullptr;
+  void (*matmul)(const MatmulArgs&, ThreadPool&) = nullptr;
+  void (*layer_norm)(const LayerNormArgs&, ThreadPool&) = nullptr;
+  void (*rms_norm)(const RmsNormArgs&, ThreadPool&) = nullptr;
+  void (*rope)(const RopeArgs&, ThreadPool&) = nullptr;
+  void (*attention)(const AttentionArgs&, ThreadPool&) = nullptr;
+  void (*activation)(const ActivationArgs&, ThreadPool&) = nullptr;
+  void (*glu)(const GluArgs&, ThreadPool&) = nullptr;
+  void (*add)(const AddArgs&, ThreadPool&) = nullptr;
+  void (*scale)(const ScaleArgs&, ThreadPool&) = nullptr;
+  void (*pool)(const PoolArgs&, ThreadPool&) = nullptr;
+  void (*softmax)(const SoftmaxArgs&, ThreadPool&) = nullptr;
+  void (*normalize)(const NormalizeArgs&, ThreadPool&) = nullptr;
+  // Lays a matmul weight out for this level's GEMM once, at load; nullptr (or a null result):
+  // the GEMM reads the weight as stored (quantized weights are decoded per call).
+  std::unique_ptr<PackedWeight> (*pack_matmul_weight)(const Tensor& w) = nullptr;
+};
+
+// The table of `isa` (not Auto) computing in `compute`; throws embed::Error(Unsupported) for a
+// compute type the level has no kernels for.
+const KernelTable& kernel_table(CpuIsa isa, ComputeType compute);
+
+}  // namespace embed::cpu
 
 namespace embed::cpu::avx2 {
 
@@ -32,15 +68,23 @@ void decode_row_segment(DType t, const void* row, int64_t k0, int64_t n, float* 
 }  // namespace embed::cpu::avx2
 
 // AVX-512 versions (cpu/*_avx512.cpp, compiled with -mavx512f; used when the CPU has it).
-namespace embed::cpu {
-struct PackedWeight;
-}
 namespace embed::cpu::avx512 {
-void matmul_packed(const MatmulArgs& a, const PackedWeight& pw, ThreadPool& pool);
+// Panel weights (packed at load) or quantized ones decoded per call (avx2::matmul_decoded).
+void matmul(const MatmulArgs& a, ThreadPool& pool);
 // avx2::matmul_decoded's panel runner with the 32-wide tile.
 void run_panels(const MatmulArgs& a, int64_t k0, int64_t kc, const float* panels, int64_t panel_floats, int64_t p0, int64_t p1);
 void attention(const AttentionArgs& a, ThreadPool& pool);
 }  // namespace embed::cpu::avx512
+
+// AMX versions (cpu/*_amx.cpp, compiled with the AMX and AVX-512 BF16 flags; used when the CPU
+// has AMX and the OS granted the tile state). F32: f32-grade results from split bf16 operands;
+// BF16: one bf16 product per pair.
+namespace embed::cpu::amx {
+void matmul_f32(const MatmulArgs& a, ThreadPool& pool);
+void matmul_bf16(const MatmulArgs& a, ThreadPool& pool);
+std::unique_ptr<PackedWeight> pack_weight_f32(const Tensor& w);
+std::unique_ptr<PackedWeight> pack_weight_bf16(const Tensor& w);
+}  // namespace embed::cpu::amx
 
 namespace embed::cpu {
 // Portable kernels cheap enough not to need SIMD (tables do the work).

@@ -21,7 +21,7 @@ constexpr int64_t kMaxPanels = 16;   // panels packed at once per thread (<= 256
 // Weights packed at load (f32/f16/bf16): tasks tile both m and n, so threads balance well even
 // when other processes steal time, and no weight is decoded per call.
 template <class Load>
-void matmul_packed(const MatmulArgs& a, const PackedWeight& pw, ThreadPool& pool) {
+void matmul_packed(const MatmulArgs& a, const PanelWeight& pw, ThreadPool& pool) {
   const int64_t m = a.x.rows, k = a.x.cols, n = a.w.rows;
   const float* x = a.x.ptr<const float>();
   float* y = a.y.ptr<float>();
@@ -156,7 +156,7 @@ void matmul_decoded(const MatmulArgs& a, ThreadPool& pool, PanelRunner run) {
 
 void matmul(const MatmulArgs& a, ThreadPool& pool) {
   if (a.w.packed) {
-    const auto& pw = *static_cast<const PackedWeight*>(a.w.packed);
+    const auto& pw = packed_as<PanelWeight>(a.w);
     switch (pw.dtype) {
       case DType::F16: return matmul_packed<LoadF16>(a, pw, pool);
       case DType::BF16: return matmul_packed<LoadBF16>(a, pw, pool);

@@ -17,7 +17,7 @@ namespace {
 constexpr int64_t kKC = 256;  // k-block, as on the AVX2 path
 
 template <class Load>
-void run(const MatmulArgs& a, const PackedWeight& pw, ThreadPool& pool) {
+void run(const MatmulArgs& a, const PanelWeight& pw, ThreadPool& pool) {
   const int64_t m = a.x.rows, k = a.x.cols, n = a.w.rows;
   const float* x = a.x.ptr<const float>();
   float* y = a.y.ptr<float>();
@@ -81,7 +81,9 @@ void run_panels(const MatmulArgs& a, int64_t k0, int64_t kc, const float* panels
   }
 }
 
-void matmul_packed(const MatmulArgs& a, const PackedWeight& pw, ThreadPool& pool) {
+void matmul(const MatmulArgs& a, ThreadPool& pool) {
+  if (!a.w.packed) return avx2::matmul_decoded(a, pool, run_panels);
+  const auto& pw = packed_as<PanelWeight>(a.w);
   switch (pw.dtype) {
     case DType::F16: return run<LoadF16>(a, pw, pool);
     case DType::BF16: return run<LoadBF16>(a, pw, pool);

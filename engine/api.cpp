@@ -79,6 +79,8 @@ Result<std::shared_ptr<const Model>> Model::load(const std::string& path, const 
     bo.threads = o.threads;
     bo.cuda_device = o.cuda_device;
     bo.llama_cpp_rounding = o.llama_cpp_rounding;
+    bo.cpu_isa = o.cpu_isa;
+    bo.compute_type = o.compute_type;
     m->loaded_ = LoadedModel::load(path, bo);
     m->options_ = o;
     const gguf::File& f = m->loaded_->file();
@@ -99,6 +101,8 @@ Result<std::shared_ptr<const Model>> Model::load(const std::string& path, const 
     d.n_cls_out = info.n_cls_out();
     d.cls_labels = info.cls_labels;
     d.has_rerank_template = !m->rerank_template_.empty();
+    d.kernels = m->loaded_->kernel_level();
+    d.compute_type = o.compute_type;
     return m;
   });
 }

@@ -64,6 +64,11 @@ struct ModelOptions {
   // llama_cpp_rounding): vectors closer to ones made by llama.cpp from the same quantized file,
   // a little further from the model's exact values. See docs/cli.md (--compat llama.cpp).
   bool llama_cpp_rounding = false;
+  // CPU kernel level (Auto: the best this machine runs, or EMBED_ISA) and the arithmetic of
+  // matmuls and attention (F32: f32-grade on every level; BF16 / Int8: faster, see docs/cli.md
+  // --compute-type).
+  CpuIsa cpu_isa = CpuIsa::Auto;
+  ComputeType compute_type = ComputeType::F32;
 };
 
 // What a loaded model is, for callers.
@@ -77,6 +82,8 @@ struct ModelDescription {
   int64_t n_cls_out = 0;        // outputs of the rank head (0 = none)
   std::vector<std::string> cls_labels;
   bool has_rerank_template = false;
+  std::string kernels;          // the kernel level in use: scalar, avx2, avx512, amx (CPU) or cuda
+  ComputeType compute_type = ComputeType::F32;
 };
 
 class Model {

@@ -22,4 +22,24 @@ const char* op_name(Op op) {
   return "?";
 }
 
+const char* cpu_isa_name(CpuIsa isa) {
+  switch (isa) {
+    case CpuIsa::Auto: return "auto";
+    case CpuIsa::Scalar: return "scalar";
+    case CpuIsa::Avx2: return "avx2";
+    case CpuIsa::Avx512: return "avx512";
+    case CpuIsa::Amx: return "amx";
+  }
+  return "?";
+}
+
+const char* compute_type_name(ComputeType t) {
+  switch (t) {
+    case ComputeType::F32: return "f32";
+    case ComputeType::BF16: return "bf16";
+    case ComputeType::Int8: return "int8";
+  }
+  return "?";
+}
+
 }  // namespace embed

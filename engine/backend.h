@@ -162,6 +162,8 @@ class Backend {
   virtual ~Backend() = default;
   virtual Device device() const = 0;
   virtual std::string name() const = 0;
+  // Which kernels run the ops: the CPU's level (scalar, avx2, avx512, amx), or the device's name.
+  virtual std::string kernel_level() const { return device_name(device()); }
 
   // ---- memory ----
   virtual void* alloc(size_t bytes) = 0;        // throws Error(OutOfMemory)
@@ -229,11 +231,24 @@ class DeviceBuffer {
   void* ptr_ = nullptr;
 };
 
+// The CPU kernel levels (cpu/isa.h chooses one per backend). Auto: the best this CPU and OS allow,
+// or the level named by the EMBED_ISA environment variable (scalar, avx2, avx512, amx).
+enum class CpuIsa { Auto, Scalar, Avx2, Avx512, Amx };
+const char* cpu_isa_name(CpuIsa isa);
+
+// The arithmetic of matmuls and attention (CTranslate2's name for the same idea).
+// F32: f32-grade results on every ISA (on AMX: operands split into bf16 parts, see docs/kernels.md).
+// BF16: one bf16 product per pair, f32 accumulation (faster, a little further from the model).
+// Int8: 8-bit integer products for quantized weights with activations quantized per block, as
+// llama.cpp computes them (other weights as F32).
+enum class ComputeType { F32, BF16, Int8 };
+const char* compute_type_name(ComputeType t);
+
 struct BackendOptions {
   Device device = Device::Cpu;
   int threads = 0;           // CPU: worker threads, 0 = hardware concurrency
-  bool force_scalar = false; // CPU: use the scalar reference kernels (tests, CPUs without AVX2)
-  bool cpu_no_avx512 = false; // CPU: stay on the AVX2 kernels even where AVX-512 exists (tests)
+  CpuIsa cpu_isa = CpuIsa::Auto;  // CPU: kernel level (tests and benchmarks force one)
+  ComputeType compute_type = ComputeType::F32;
   int cuda_device = 0;
   // CUDA precision. false: the tensor cores do the matmuls (f16/bf16 weights as they are,
   // quantized ones decoded to f16 once at load, activations rounded to the weight's type) and
@@ -249,6 +264,8 @@ struct BackendOptions {
 
 // engine/backend_registry.cpp: the only place that knows which backends were compiled in.
 std::unique_ptr<Backend> create_backend(const BackendOptions& options);
+// The CPU kernel level a CPU backend made now would use (EMBED_ISA included); throws like it.
+CpuIsa resolve_cpu_isa(CpuIsa requested = CpuIsa::Auto);
 bool backend_available(Device d, std::string* why_not = nullptr);
 
 }  // namespace embed

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cpu/cpu_backend.h"
+#include "cpu/isa.h"
 #include "engine/backend.h"
 #include "base/error.h"
 
@@ -86,8 +87,10 @@ bool backend_available(Device d, std::string* why_not) {
 #endif
 }
 
+CpuIsa resolve_cpu_isa(CpuIsa requested) { return cpu::resolve_isa(requested); }
+
 std::unique_ptr<Backend> create_backend(const BackendOptions& options) {
-  if (options.device == Device::Cpu) return std::make_unique<cpu::CpuBackend>(options);
+  if (options.device == Device::Cpu) return cpu::create_cpu_backend(options);
   if (options.llama_cpp_rounding)
     fail(ErrorKind::Unsupported, "llama.cpp rounding (--compat llama.cpp) exists on the CPU backend only: use device cpu");
   std::string why;

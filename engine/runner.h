@@ -24,6 +24,8 @@ class LoadedModel {
   const ModelInfo& info() const { return arch_->info(); }
   const Architecture& arch() const { return *arch_; }
   const BackendOptions& backend_options() const { return backend_options_; }
+  // The kernels every context of this model runs (its contexts' backends use the same options).
+  std::string kernel_level() const { return backend_->kernel_level(); }
   // Token-type rows of the model (BERT segment embeddings); 1 when it has none.
   int64_t n_token_types() const { return n_token_types_; }
 

@@ -83,8 +83,10 @@ fetch_minilm_gguf() {  # type: f32 | f16 | bf16 | q8_0
     exit 1
   fi
   # Rebuilt when the converter is newer than the cached file.
+  # Written to a temporary name and renamed, so a reader never sees a half-written file.
   if [ ! -f "$out" ] || [ "$bin" -nt "$out" ]; then
-    "$bin" convert "$(fetch_minilm)" "$out" --type "$type" >&2
+    "$bin" convert "$(fetch_minilm)" "$out.$$.tmp" --type "$type" >&2
+    mv -f "$out.$$.tmp" "$out"
   fi
   echo "$out"
 }

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "engine/api.h"
+#include "tests/cpuinfo_flags.h"
 
 using namespace embed;
 
@@ -92,17 +93,9 @@ TEST_CASE("embed bench --json reports the input's texts and tokens, the passes a
   CHECK(j["warmup_s"].get<double>() > 0);
   CHECK(j["rss_after_load_mib"].get<double>() > 0);
   CHECK(j["peak_rss_mib"].get<double>() >= j["rss_after_load_mib"].get<double>());
-  // The kernels' ISA, against the kernel's own view of the CPU (/proc/cpuinfo flags).
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  std::string line, flags;
-  while (std::getline(cpuinfo, line))
-    if (line.rfind("flags", 0) == 0) {
-      flags = line + " ";
-      break;
-    }
-  auto has = [&](const char* f) { return flags.find(std::string(" ") + f + " ") != std::string::npos; };
-  const bool fast = has("avx2") && has("fma") && has("f16c");
-  CHECK(j["isa"] == (fast && has("avx512f") ? "AVX-512F (+AVX2,FMA,F16C)" : fast ? "AVX2,FMA,F16C" : "scalar"));
+  // The kernel level, against the OS's own view of the CPU (/proc/cpuinfo flags).
+  CHECK(j["isa"] == cpu_isa_name(test::cpuinfo_best_isa()));
+  CHECK(j["compute_type"] == "f32");
 }
 
 TEST_CASE("embed bench latency: one text per call over the first N lines, nearest-rank p50 and p99", "[cli][bench]") {

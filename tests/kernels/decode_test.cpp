@@ -2,7 +2,7 @@
 // for every weight type, at block offsets inside a row (as the matmul packing asks for them).
 #include <cstring>
 
-#include "cpu/cpu_features.h"
+#include "cpu/isa.h"
 #include "cpu/kernels.h"
 #include "gguf/quants.h"
 #include "tests/kernels/harness.h"
@@ -12,7 +12,7 @@ using namespace embed;
 using namespace embed::test;
 
 TEST_CASE("AVX2 row decoders are bit-identical to the scalar decoders", "[kernels][decode]") {
-  if (!cpu::cpu_features().has_fast_path()) {
+  if (!cpu::isa_available(CpuIsa::Avx2)) {
     WARN("no AVX2/FMA/F16C: nothing to compare");
     return;
   }

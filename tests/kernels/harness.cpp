@@ -3,7 +3,7 @@
 
 #include <sstream>
 
-#include "cpu/cpu_features.h"
+#include "cpu/isa.h"
 #if defined(EMBED_TEST_DEVICE_CUDA_EMULATED)
 #include "cuda/cuda_backend.h"
 #endif
@@ -38,19 +38,32 @@ std::vector<BackendUnderTest> backends_under_test(int cpu_threads) {
   o.cuda_f32_math = true;
   out.push_back({"cuda-emulated", cuda::create_cuda_backend(o)});
 #else
-  if (cpu::cpu_features().has_fast_path()) {
-    // The AVX2 kernels always; the AVX-512 ones too where the CPU has them.
-    BackendOptions o;
-    o.threads = cpu_threads;
-    o.cpu_no_avx512 = true;
-    out.push_back({"cpu-avx2", create_backend(o)});
-    if (cpu::cpu_features().has_avx512()) {
-      o.cpu_no_avx512 = false;
-      out.push_back({"cpu-avx512", create_backend(o)});
+  // Every level this CPU runs, each forced by name (the kernel tables of cpu/kernel_table.cpp).
+  BackendOptions o;
+  o.threads = cpu_threads;
+  for (CpuIsa isa : {CpuIsa::Avx2, CpuIsa::Avx512, CpuIsa::Amx}) {
+    if (!cpu::isa_available(isa)) continue;
+    o.cpu_isa = isa;
+    o.compute_type = ComputeType::F32;
+    BackendUnderTest b{std::string("cpu-") + cpu_isa_name(isa), create_backend(o)};
+    if (isa == CpuIsa::Amx) {
+      // Operands split into two bf16 parts, three partial products (amx_tile.h): the dropped
+      // lo*lo' term and the two splits each err by at most 2^-16 of the product.
+      b.product_rel_error = 3 * std::ldexp(1.0, -16);
+      b.products_per_term = 3;
+      b.nmse_ceiling = 1e-9;
     }
-  } else {
-    WARN("CPU has no AVX2/FMA/F16C: only the scalar path exists, nothing to compare");
+    out.push_back(std::move(b));
+    if (isa == CpuIsa::Amx) {
+      o.compute_type = ComputeType::BF16;
+      // One product of bf16-rounded operands: each rounding errs by at most 2^-8.
+      BackendUnderTest bf{"cpu-amx-bf16", create_backend(o)};
+      bf.product_rel_error = 2 * std::ldexp(1.0, -8) + std::ldexp(1.0, -16);
+      bf.nmse_ceiling = 1e-4;
+      out.push_back(std::move(bf));
+    }
   }
+  if (out.empty()) WARN("CPU has no AVX2/FMA/F16C: only the scalar path exists, nothing to compare");
 #endif
   return out;
 }
@@ -70,6 +83,10 @@ std::unique_ptr<Backend> tensor_core_backend() {
 #else
   return nullptr;
 #endif
+}
+
+double product_sum_tolerance(const BackendUnderTest& b, int64_t k, double abs_sum) {
+  return (b.product_rel_error + (b.products_per_term * static_cast<double>(k) + 2) * kF32Eps) * abs_sum;
 }
 
 Tensor DeviceArena::upload_bytes(const void* data, size_t bytes, DType dtype, int64_t rows, int64_t cols) {

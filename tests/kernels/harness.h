@@ -34,11 +34,26 @@ inline Tensor host_tensor(std::vector<float>& v, int64_t rows, int64_t cols) {
 struct BackendUnderTest {
   std::string name;
   std::unique_ptr<Backend> backend;
+  // The arithmetic of its matmul and attention products (docs/kernels.md): each product x*w is
+  // computed with a relative error of at most product_rel_error (0: an exact f32 product) and
+  // reaches the f32 sum as products_per_term additions (the split-bf16 AMX path adds three
+  // partial products per term). The other ops are f32 on every backend.
+  double product_rel_error = 0;
+  int products_per_term = 1;
+  // A ceiling on the normalized mean squared error of matmul/attention outputs: far below what a
+  // systematic mistake (a dropped partial product, a misplaced tile) gives, well above the
+  // arithmetic's random rounding.
+  double nmse_ceiling = 1e-12;
 };
 
-// The backends this test executable checks: the CPU fast path (when the CPU has AVX2/FMA/F16C),
-// or in the CUDA executables the CUDA backend (when a device is present) or its CPU emulation;
-// see harness.cpp. The scalar path is the oracle, not a subject.
+// Worst-case |error| of a sum of k products with sum |x*y| = abs_sum on `b`, f32 accumulation
+// included: (product_rel_error + (products_per_term * k + 2) eps_f32) * abs_sum.
+double product_sum_tolerance(const BackendUnderTest& b, int64_t k, double abs_sum);
+
+// The backends this test executable checks: every CPU kernel level this machine runs (AVX2,
+// AVX-512, AMX in its f32 and bf16 compute types), or in the CUDA executables the CUDA backend
+// (when a device is present) or its CPU emulation; see harness.cpp. The scalar path is the
+// oracle, not a subject.
 std::vector<BackendUnderTest> backends_under_test(int cpu_threads = 2);
 
 // In the CUDA executables, the CUDA backend in its default (tensor-core) mode for tests with

@@ -1,8 +1,13 @@
 // Kernel lab for the CPU matmul: GFLOP/s of y = x . w^T on the shapes of real models, per weight
-// dtype and thread count (median of repetitions after a warm-up). Not a test.
-//   embed-bench-matmul [threads] [reps]
+// dtype and thread count (median of repetitions after a warm-up, by wall time), and the best
+// repetition by the process's CPU time per thread (the steadiest figure on a shared machine,
+// where other processes only ever make a repetition slower). Not a test.
+//   [EMBED_ISA=level] [EMBED_COMPUTE=f32|bf16] embed-bench-matmul [threads] [reps]
+#include <time.h>
+
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <cstdio>
 #include <cstdlib>
 #include <random>
@@ -42,14 +47,21 @@ int main(int argc, char** argv) {
   const int reps = argc > 2 ? std::atoi(argv[2]) : 7;
   BackendOptions o;
   o.threads = threads;
+  if (const char* c = std::getenv("EMBED_COMPUTE"); c && std::strcmp(c, "bf16") == 0) o.compute_type = ComputeType::BF16;
   auto b = create_backend(o);
+  std::printf("backend: %s\n", b->name().c_str());
+  auto cpu_seconds = [] {
+    timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return t.tv_sec + t.tv_nsec * 1e-9;
+  };
   struct Shape {
     const char* what;
     int64_t m, n, k;
   };
   const Shape shapes[] = {{"minilm qkvo", 512, 384, 384}, {"minilm ffn_up", 512, 1536, 384}, {"minilm ffn_down", 512, 384, 1536},
                           {"minilm short", 16, 384, 384},  {"gemma ffn_up", 512, 2048, 640},   {"gemma ffn_down", 512, 640, 2048}};
-  std::printf("%-16s %-6s %6s %6s %6s %10s\n", "shape", "dtype", "m", "n", "k", "GFLOP/s");
+  std::printf("%-16s %-6s %6s %6s %6s %10s %12s\n", "shape", "dtype", "m", "n", "k", "GFLOP/s", "best cpu-s/t");
   for (const Shape& s : shapes)
     for (DType t : {DType::F32, DType::F16, DType::Q8_0, DType::Q4_K, DType::Q5_0, DType::Q6_K}) {
       if (s.k % dtype_block_elems(t)) continue;
@@ -60,17 +72,21 @@ int main(int argc, char** argv) {
       a.w = b->load_weight(Tensor{w.data(), t, Device::Cpu, s.n, s.k}, WeightUse::Matmul);
       a.y = Tensor{y.data(), DType::F32, Device::Cpu, s.m, s.n};
       b->matmul(a);
-      std::vector<double> times;
+      std::vector<double> times, cpu_times;
       for (int r = 0; r < reps; r++) {
         const auto t0 = std::chrono::steady_clock::now();
+        const double c0 = cpu_seconds();
         b->matmul(a);
+        cpu_times.push_back((cpu_seconds() - c0) / threads);
         times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
       }
+      std::sort(cpu_times.begin(), cpu_times.end());
       b->release_weight(a.w);
       std::sort(times.begin(), times.end());
       const double flops = 2.0 * s.m * s.n * s.k;
-      std::printf("%-16s %-6s %6lld %6lld %6lld %10.1f\n", s.what, dtype_name(t), static_cast<long long>(s.m),
-                  static_cast<long long>(s.n), static_cast<long long>(s.k), flops / times[times.size() / 2] / 1e9);
+      std::printf("%-16s %-6s %6lld %6lld %6lld %10.1f %12.1f\n", s.what, dtype_name(t), static_cast<long long>(s.m),
+                  static_cast<long long>(s.n), static_cast<long long>(s.k), flops / times[times.size() / 2] / 1e9,
+                  flops / cpu_times.front() / 1e9);
     }
   return 0;
 }

@@ -13,7 +13,6 @@
 #include <thread>
 #include <vector>
 
-#include "cpu/cpu_features.h"
 #include "engine/api.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/input.h"
@@ -131,11 +130,9 @@ nlohmann::json report_json(const BenchCommand& o, const ModelDescription& d, siz
   j["input"] = o.input;
   j["device"] = o.device;
   j["compat"] = o.compat.empty() ? "none" : o.compat;
-  // The kernels the CPU backend dispatches to on this machine (for the benchmark tables).
-  if (o.device == "cpu") {
-    const cpu::CpuFeatures& f = cpu::cpu_features();
-    j["isa"] = f.has_avx512() ? "AVX-512F (+AVX2,FMA,F16C)" : f.has_fast_path() ? "AVX2,FMA,F16C" : "scalar";
-  }
+  // The kernels the backend runs (for the benchmark tables): the CPU level or the device.
+  j["isa"] = d.kernels;
+  j["compute_type"] = compute_type_name(d.compute_type);
   j["threads"] = o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   j["texts"] = n_texts;
   j["tokens"] = b.tokens;
@@ -201,7 +198,7 @@ int run_bench(const BenchCommand& o) {
   }
 
   const Clock::time_point t0 = Clock::now();
-  const std::shared_ptr<const Model> model = load_model(o.model, o.device, o.threads, o.compat);
+  const std::shared_ptr<const Model> model = load_model(o.model, o.device, o.threads, o.compat, o.compute_type);
   Context ctx(model, o.threads);
   const double load_s = seconds_since(t0);
   const double rss_load = current_rss_mib();

@@ -90,13 +90,17 @@ std::string resolve_model(const std::string& model) {
 }
 
 std::shared_ptr<const Model> load_model(const std::string& model, const std::string& device, int threads,
-                                        const std::string& compat) {
+                                        const std::string& compat, const std::string& compute_type) {
   ModelOptions mo;
   mo.threads = threads;
   if (device == "cuda") mo.device = Device::Cuda;
   else if (device != "cpu") fail(ErrorKind::InvalidArgument, "unknown --device '" + device + "' (cpu, cuda)");
   if (compat == "llama.cpp") mo.llama_cpp_rounding = true;
   else if (!compat.empty()) fail(ErrorKind::InvalidArgument, "unknown --compat '" + compat + "' (llama.cpp)");
+  if (compute_type == "bf16") mo.compute_type = ComputeType::BF16;
+  else if (compute_type == "int8") mo.compute_type = ComputeType::Int8;
+  else if (!compute_type.empty() && compute_type != "f32")
+    fail(ErrorKind::InvalidArgument, "unknown --compute-type '" + compute_type + "' (f32, bf16, int8)");
   auto loaded = Model::load(resolve_model(model), mo);
   if (!loaded) fail(loaded.error().kind, loaded.error().message);
   return loaded.value();
@@ -131,7 +135,7 @@ int run_embed(const EmbedCommand& o) {
   }
   if (in.texts.empty()) fail(ErrorKind::InvalidArgument, (o.input == "-" ? std::string("stdin") : o.input) + ": no text to embed");
 
-  const std::shared_ptr<const Model> model = load_model(o.model, o.device, o.threads, o.compat);
+  const std::shared_ptr<const Model> model = load_model(o.model, o.device, o.threads, o.compat, o.compute_type);
   Context ctx(model, o.threads);
 
   if (o.verbose) {

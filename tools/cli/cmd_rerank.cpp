@@ -17,7 +17,7 @@ int run_rerank(const RerankCommand& o) {
     fail(ErrorKind::InvalidArgument, "unknown --format '" + o.format + "' for rerank (text, json, jsonl)");
   const InputLines in = read_lines(o.documents, o.skip_empty);
   if (in.texts.empty()) fail(ErrorKind::InvalidArgument, o.documents + ": no documents to rank");
-  Context ctx(load_model(o.model, o.device, o.threads, o.compat), o.threads);
+  Context ctx(load_model(o.model, o.device, o.threads, o.compat, o.compute_type), o.threads);
   RerankOptions ro;
   ro.max_tokens = o.max_tokens;
   auto scores = ctx.rerank(o.query, in.texts, ro);

@@ -38,6 +38,7 @@ struct EmbedCommand {
   bool exclude_special = false;
   std::string device = "cpu";
   std::string compat;         // "llama.cpp": round activations like llama.cpp (empty: exact)
+  std::string compute_type;   // f32 (default), bf16, int8
 };
 int run_embed(const EmbedCommand& o);
 
@@ -52,6 +53,7 @@ struct RerankCommand {
   bool skip_empty = false;
   std::string device = "cpu";
   std::string compat;
+  std::string compute_type;
 };
 int run_rerank(const RerankCommand& o);
 
@@ -59,10 +61,11 @@ int run_rerank(const RerankCommand& o);
 // that tools/models.sh default writes. Throws with the fix when it is not there.
 std::string resolve_model(const std::string& model);
 bool is_gguf_file(const std::string& path);
-// Loads `model` (resolve_model) on --device `device` ("cpu" or "cuda") with `threads` and
-// --compat `compat` ("" or "llama.cpp"); throws the loader's error, or names an unknown value.
+// Loads `model` (resolve_model) on --device `device` ("cpu" or "cuda") with `threads`, --compat
+// `compat` ("" or "llama.cpp") and --compute-type `compute_type` ("", f32, bf16, int8); throws the
+// loader's error, or names an unknown value.
 std::shared_ptr<const Model> load_model(const std::string& model, const std::string& device, int threads,
-                                        const std::string& compat);
+                                        const std::string& compat, const std::string& compute_type);
 
 // `embed bench`: load time, batch throughput, single-text latency and peak RSS of Context::embed.
 struct BenchCommand {
@@ -81,6 +84,7 @@ struct BenchCommand {
   bool json = false;
   std::string device = "cpu";
   std::string compat;
+  std::string compute_type;
 };
 int run_bench(const BenchCommand& o);
 

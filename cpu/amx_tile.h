@@ -1,0 +1,146 @@
+// What the AMX kernels share: the tile configuration (every tile 16 rows x 64 bytes), loading it
+// once per thread, and the split of f32 values into bf16 parts. Include only from files compiled
+// with the AMX flags (cpu/CMakeLists.txt).
+//
+// Split arithmetic: hi = bf16(x) (round to nearest even, 8 significant bits), lo = bf16(x - hi);
+// x - hi is exact in f32, so |x - (hi + lo)| <= 2^-8 |x - hi| <= 2^-16 |x|. An f16 value (11
+// significant bits) is exactly hi + lo. The tiles multiply bf16 pairs exactly and accumulate in
+// f32, so hi*hi' + hi*lo' + lo*hi' is a product with relative error <= ~2^-15 (the dropped lo*lo'
+// and the two splits), accumulated like an f32 GEMM. docs/kernels.md has the error analysis.
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <vector>
+
+namespace embed::cpu::amx {
+// Internal linkage on purpose (see simd_avx2.h): each including file compiles its own copy.
+namespace {
+
+constexpr int kTileRows = 16;     // rows of every tile
+constexpr int kTileK = 32;        // bf16 values per A-tile row (64 bytes)
+constexpr int kTileElems = 512;   // 16-bit elements in one tile (1 KiB)
+
+// Tile rows are 64 bytes: storage for tiles must start on a cache line, or every row load
+// touches two lines (std::vector's allocation is only 16-byte aligned).
+template <class T>
+struct CacheLineAllocator {
+  using value_type = T;
+  CacheLineAllocator() = default;
+  template <class U>
+  CacheLineAllocator(const CacheLineAllocator<U>&) {}
+  T* allocate(size_t n) {
+    void* p = std::aligned_alloc(64, (n * sizeof(T) + 63) / 64 * 64);
+    if (!p) throw std::bad_alloc();
+    return static_cast<T*>(p);
+  }
+  void deallocate(T* p, size_t) { std::free(p); }
+  template <class U>
+  bool operator==(const CacheLineAllocator<U>&) const { return true; }
+};
+using TileBuffer = std::vector<uint16_t, CacheLineAllocator<uint16_t>>;
+
+struct alignas(64) TileConfig {
+  uint8_t palette_id = 1;
+  uint8_t start_row = 0;
+  uint8_t reserved[14] = {};
+  uint16_t colsb[16] = {};
+  uint8_t rows[16] = {};
+};
+
+// Loads the one configuration every AMX kernel uses (8 tiles of 16 x 64 bytes) into this thread's
+// tile unit, once per thread.
+inline void configure_tiles() {
+  thread_local bool configured = false;
+  if (configured) return;
+  TileConfig c;
+  for (int i = 0; i < 8; i++) {
+    c.rows[i] = kTileRows;
+    c.colsb[i] = 64;
+  }
+  _tile_loadconfig(&c);
+  configured = true;
+}
+
+inline __m512 bf16_lo_half_to_f32(__m512i v) { return _mm512_castsi512_ps(_mm512_slli_epi32(v, 16)); }
+inline __m512 bf16_hi_half_to_f32(__m512i v) {
+  return _mm512_castsi512_ps(_mm512_and_si512(v, _mm512_set1_epi32(static_cast<int>(0xFFFF0000u))));
+}
+
+// 32 floats -> 32 bf16 "hi" parts and 32 "lo" parts (the remainders), both in input order.
+inline void split32(const float* x, uint16_t* hi, uint16_t* lo) {
+  const __m512 x0 = _mm512_loadu_ps(x), x1 = _mm512_loadu_ps(x + 16);
+  const __m512i h = reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(x1, x0));
+  _mm512_storeu_si512(hi, h);
+  // Back to f32: element i of h sits in the low half of 32-bit lane i/2 for even i.
+  const __m512i h0 = _mm512_cvtepu16_epi32(_mm512_castsi512_si256(h));
+  const __m512i h1 = _mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(h, 1));
+  const __m512 r0 = _mm512_sub_ps(x0, bf16_lo_half_to_f32(h0)), r1 = _mm512_sub_ps(x1, bf16_lo_half_to_f32(h1));
+  _mm512_storeu_si512(lo, reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(r1, r0)));
+}
+
+// 32 floats -> hi and lo parts in registers (bf16 pairs as 16 32-bit units each).
+inline void split32(const float* x, __m512i& hi, __m512i& lo) {
+  const __m512 x0 = _mm512_loadu_ps(x), x1 = _mm512_loadu_ps(x + 16);
+  hi = reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(x1, x0));
+  const __m512i h0 = _mm512_cvtepu16_epi32(_mm512_castsi512_si256(hi));
+  const __m512i h1 = _mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(hi, 1));
+  lo = reinterpret_cast<__m512i>(
+      _mm512_cvtne2ps_pbh(_mm512_sub_ps(x1, bf16_lo_half_to_f32(h1)), _mm512_sub_ps(x0, bf16_lo_half_to_f32(h0))));
+}
+
+// In-register transpose of a 16 x 16 matrix of 32-bit elements (r[i] is row i).
+inline void transpose16x16(__m512i r[16]) {
+  __m512i t[16];
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
+    t[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 16; i += 4) {
+    r[i] = _mm512_unpacklo_epi64(t[i], t[i + 2]);
+    r[i + 1] = _mm512_unpackhi_epi64(t[i], t[i + 2]);
+    r[i + 2] = _mm512_unpacklo_epi64(t[i + 1], t[i + 3]);
+    r[i + 3] = _mm512_unpackhi_epi64(t[i + 1], t[i + 3]);
+  }
+  // Now r[4b + j] holds, in each 128-bit lane L, row (4L'..) elements: finish with 128-bit shuffles.
+  for (int i = 0; i < 4; i++) {
+    t[i] = _mm512_shuffle_i32x4(r[i], r[i + 4], 0x88);
+    t[i + 4] = _mm512_shuffle_i32x4(r[i], r[i + 4], 0xDD);
+    t[i + 8] = _mm512_shuffle_i32x4(r[i + 8], r[i + 12], 0x88);
+    t[i + 12] = _mm512_shuffle_i32x4(r[i + 8], r[i + 12], 0xDD);
+  }
+  for (int i = 0; i < 4; i++) {
+    r[i] = _mm512_shuffle_i32x4(t[i], t[i + 8], 0x88);
+    r[i + 8] = _mm512_shuffle_i32x4(t[i], t[i + 8], 0xDD);
+    r[i + 4] = _mm512_shuffle_i32x4(t[i + 4], t[i + 12], 0x88);
+    r[i + 12] = _mm512_shuffle_i32x4(t[i + 4], t[i + 12], 0xDD);
+  }
+}
+
+// One B tile from weight rows: `rows` (<= 16) rows of 32 floats, `ld` apart (rows past `rows`
+// are zero) -> tile row r = the (k 2r, 2r+1) pairs of the 16 weight rows, in hi (and lo when
+// lo != nullptr).
+inline void pack_b_tile(const float* w, int64_t ld, int rows, uint16_t* hi, uint16_t* lo) {
+  __m512i h[16], l[16];
+  for (int c = 0; c < 16; c++) {
+    if (c < rows) split32(w + c * ld, h[c], l[c]);
+    else h[c] = l[c] = _mm512_setzero_si512();
+  }
+  transpose16x16(h);
+  for (int r = 0; r < 16; r++) _mm512_storeu_si512(hi + r * 32, h[r]);
+  if (!lo) return;
+  transpose16x16(l);
+  for (int r = 0; r < 16; r++) _mm512_storeu_si512(lo + r * 32, l[r]);
+}
+
+// 32 floats -> 32 bf16 values (one part).
+inline void round32(const float* x, uint16_t* out) {
+  _mm512_storeu_si512(out, reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(_mm512_loadu_ps(x + 16), _mm512_loadu_ps(x))));
+}
+
+}  // namespace
+}  // namespace embed::cpu::amx

@@ -1,0 +1,102 @@
+// The kernel tables of the CPU levels: which function runs each op at each (ISA, compute type).
+// The one place that binds kernels to levels; the backend picks a table once at construction.
+#include <string>
+
+#include "base/error.h"
+#include "cpu/kernels.h"
+#include "cpu/ref/ref.h"
+
+namespace embed::cpu {
+namespace {
+
+// The scalar references take no thread pool.
+template <class Args, void (*F)(const Args&)>
+void single_threaded(const Args& a, ThreadPool&) {
+  F(a);
+}
+
+std::unique_ptr<PackedWeight> pack_panels_if_unquantized(const Tensor& w) {
+  if (!panel_packable(w.dtype)) return nullptr;
+  return std::make_unique<PanelWeight>(pack_panels(w));
+}
+
+KernelTable scalar_table() {
+  KernelTable t;
+  t.isa = CpuIsa::Scalar;
+  t.gather = single_threaded<GatherArgs, ref::gather>;
+  t.matmul = single_threaded<MatmulArgs, ref::matmul>;
+  t.layer_norm = single_threaded<LayerNormArgs, ref::layer_norm>;
+  t.rms_norm = single_threaded<RmsNormArgs, ref::rms_norm>;
+  t.rope = rope_fast;
+  t.attention = single_threaded<AttentionArgs, ref::attention>;
+  t.activation = single_threaded<ActivationArgs, ref::activation>;
+  t.glu = single_threaded<GluArgs, ref::glu>;
+  t.add = single_threaded<AddArgs, ref::add>;
+  t.scale = single_threaded<ScaleArgs, ref::scale>;
+  t.pool = single_threaded<PoolArgs, ref::pool>;
+  t.softmax = single_threaded<SoftmaxArgs, ref::softmax>;
+  t.normalize = normalize_rows;
+  t.pack_matmul_weight = [](const Tensor&) -> std::unique_ptr<PackedWeight> { return nullptr; };
+  return t;
+}
+
+KernelTable avx2_table() {
+  KernelTable t;
+  t.isa = CpuIsa::Avx2;
+  t.gather = avx2::gather;
+  t.matmul = avx2::matmul;
+  t.layer_norm = avx2::layer_norm;
+  t.rms_norm = avx2::rms_norm;
+  t.rope = rope_fast;
+  t.attention = avx2::attention;
+  t.activation = avx2::activation;
+  t.glu = avx2::glu;
+  t.add = avx2::add;
+  t.scale = avx2::scale;
+  t.pool = avx2::pool_rows;
+  t.softmax = avx2::softmax;
+  t.normalize = normalize_rows;
+  t.pack_matmul_weight = pack_panels_if_unquantized;
+  return t;
+}
+
+KernelTable avx512_table() {
+  KernelTable t = avx2_table();
+  t.isa = CpuIsa::Avx512;
+  t.matmul = avx512::matmul;
+  t.attention = avx512::attention;
+  return t;
+}
+
+KernelTable amx_table(ComputeType compute) {
+  KernelTable t = avx512_table();
+  t.isa = CpuIsa::Amx;
+  t.compute = compute;
+  const bool bf16 = compute == ComputeType::BF16;
+  t.matmul = bf16 ? amx::matmul_bf16 : amx::matmul_f32;
+  t.pack_matmul_weight = bf16 ? amx::pack_weight_bf16 : amx::pack_weight_f32;
+  return t;
+}
+
+}  // namespace
+
+const KernelTable& kernel_table(CpuIsa isa, ComputeType compute) {
+  static const KernelTable scalar = scalar_table(), avx2 = avx2_table(), avx512 = avx512_table();
+  static const KernelTable amx_f32 = amx_table(ComputeType::F32), amx_bf16 = amx_table(ComputeType::BF16);
+  if (isa == CpuIsa::Amx) {
+    if (compute == ComputeType::F32) return amx_f32;
+    if (compute == ComputeType::BF16) return amx_bf16;
+  } else if (compute == ComputeType::F32) {
+    switch (isa) {
+      case CpuIsa::Scalar: return scalar;
+      case CpuIsa::Avx2: return avx2;
+      case CpuIsa::Avx512: return avx512;
+      default: break;
+    }
+  }
+  EMBED_CHECK(isa != CpuIsa::Auto, "kernel_table needs a resolved ISA");
+  fail(ErrorKind::Unsupported, std::string("compute type ") + compute_type_name(compute) + " has no kernels at the CPU level " +
+                                   cpu_isa_name(isa) + (isa == CpuIsa::Amx ? "" : " (it needs AMX)"));
+}
+
+}  // namespace embed::cpu
