@@ -80,10 +80,6 @@ struct DenseActivation {
 };
 inline constexpr DenseActivation kDenseActivations[] = {
     {"tanh", Activation::Tanh}, {"relu", Activation::Relu}, {"gelu", Activation::GeluErf}, {"silu", Activation::Silu}};
-// sentence-transformers prompts (config_sentence_transformers.json), not per architecture.
-inline constexpr const char* kPromptNamesKey = "embedding.prompt.names";
-inline constexpr const char* kPromptTextsKey = "embedding.prompt.texts";
-inline constexpr const char* kPromptDefaultKey = "embedding.prompt.default_name";
 
 // ---- weights ----
 

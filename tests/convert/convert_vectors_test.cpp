@@ -21,6 +21,7 @@
 
 #include "engine/api.h"
 #include "engine/arch/spec.h"
+#include "engine/prompts.h"
 #include "gguf/file.h"
 #include "tools/convert/convert.h"
 #include "convert_test_util.h"
@@ -99,25 +100,37 @@ void check_prompt_keys(const gguf::File& f, const fs::path& folder) {
     for (const auto& [name, text] : st["prompts"].items()) names.push_back(name), texts.push_back(text.get<std::string>());
   INFO("prompt keys of " << folder.filename().string());
   if (names.empty()) {
-    CHECK_FALSE(f.has(arch::kPromptNamesKey));
+    CHECK_FALSE(f.has(kPromptNamesKey));
   } else {
-    const auto got_names = f.get_string_array(arch::kPromptNamesKey), got_texts = f.get_string_array(arch::kPromptTextsKey);
+    const auto got_names = f.get_string_array(kPromptNamesKey), got_texts = f.get_string_array(kPromptTextsKey);
     CHECK(std::vector<std::string>(got_names.begin(), got_names.end()) == names);
     CHECK(std::vector<std::string>(got_texts.begin(), got_texts.end()) == texts);
   }
   if (st.contains("default_prompt_name") && st["default_prompt_name"].is_string())
-    CHECK(f.get<std::string>(arch::kPromptDefaultKey) == st["default_prompt_name"].get<std::string>());
+    CHECK(f.get<std::string>(kPromptDefaultKey) == st["default_prompt_name"].get<std::string>());
   else
-    CHECK_FALSE(f.has(arch::kPromptDefaultKey));
+    CHECK_FALSE(f.has(kPromptDefaultKey));
 }
 
 // The prompt text the GGUF holds for `name`.
 std::string gguf_prompt(const gguf::File& f, const std::string& name) {
-  const auto names = f.get_string_array(arch::kPromptNamesKey), texts = f.get_string_array(arch::kPromptTextsKey);
+  const auto names = f.get_string_array(kPromptNamesKey), texts = f.get_string_array(kPromptTextsKey);
   for (size_t i = 0; i < names.size(); i++)
     if (names[i] == name) return std::string(texts[i]);
   FAIL("prompt '" << name << "' is not in the GGUF");
   return {};
+}
+
+// Context::embed on the texts against a variant's reference vectors.
+Stats embed_stats(Context& ctx, const std::vector<std::string>& texts, const Request& r, const nlohmann::json& v) {
+  auto e = ctx.embed(texts, r);
+  REQUIRE(e.ok());
+  Stats s;
+  for (size_t i = 0; i < texts.size(); i++) {
+    const float* row = e.value().row(static_cast<int64_t>(i));
+    s.add(std::vector<float>(row, row + e.value().cols), v["vectors"][i].get<std::vector<float>>());
+  }
+  return s;
 }
 
 void check_case(const nlohmann::json& ref, OutType type, const fs::path& gguf_path) {
@@ -143,9 +156,10 @@ void check_case(const nlohmann::json& ref, OutType type, const fs::path& gguf_pa
     TokenBatch batch;
     const auto& ids = v["ids"];
     for (size_t i = 0; i < ids.size(); i++) batch.add(static_cast<int32_t>(i), ids[i].get<std::vector<int32_t>>());
-    BatchOptions bo;
-    bo.pooling = pooling;
-    auto out = ctx.run(batch, bo);
+    Request raw;
+    raw.pooling = pooling;
+    raw.normalize = -1;
+    auto out = ctx.run(batch, raw);
     REQUIRE(out.ok());
     Stats same;
     for (size_t i = 0; i < ids.size(); i++) {
@@ -155,20 +169,24 @@ void check_case(const nlohmann::json& ref, OutType type, const fs::path& gguf_pa
       same.add(normalized ? unit(got, n) : std::vector<float>(got, got + n), want);
     }
     check_stats(same, b, tag + " " + v["label"].get<std::string>() + " (same ids)");
-    // End to end: the GGUF's vocabulary tokenizes the texts, its prompt keys give the prompt.
+    // End to end: the GGUF's vocabulary tokenizes the texts, its prompt keys give the prompt
+    // (Request::prompt_name looks it up in the file, as --prompt-name does).
     if (ref["reference"] == "sentence-transformers") {
-      EmbedOptions eo;
-      eo.normalize = normalized ? 2 : -1;
-      if (!v["prompt_name"].is_null()) eo.prefix = gguf_prompt(f, v["prompt_name"]);
-      CHECK(eo.prefix == v["prompt"].get<std::string>());
-      auto e = ctx.embed(texts, eo);
-      REQUIRE(e.ok());
-      Stats e2e;
-      for (size_t i = 0; i < texts.size(); i++) {
-        const std::vector<float> want = v["vectors"][i];
-        e2e.add(std::vector<float>(e.value().row(static_cast<int64_t>(i)), e.value().row(static_cast<int64_t>(i)) + e.value().cols), want);
+      Request r;
+      r.normalize = normalized ? 2 : -1;
+      if (v["prompt_name"].is_null()) {
+        r.prompt = "";  // none, even where the model has a default prompt
+      } else {
+        r.prompt_name = v["prompt_name"];
+        CHECK(gguf_prompt(f, r.prompt_name) == v["prompt"].get<std::string>());
       }
-      check_stats(e2e, b, tag + " " + v["label"].get<std::string>() + " (end to end)");
+      check_stats(embed_stats(ctx, texts, r, v), b, tag + " " + v["label"].get<std::string>() + " (end to end)");
+      // Neither prompt nor name: the model's default prompt, from the file.
+      if (ref.contains("default_prompt_name") && ref["default_prompt_name"].is_string() && v["prompt_name"] == ref["default_prompt_name"]) {
+        Request d;
+        d.normalize = r.normalize;
+        check_stats(embed_stats(ctx, texts, d, v), b, tag + " default prompt (end to end)");
+      }
     }
   }
   if (ref.contains("pairs")) {  // rerank(query, document) through the GGUF's vocabulary and template

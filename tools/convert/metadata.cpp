@@ -6,6 +6,7 @@
 #include <map>
 
 #include "base/error.h"
+#include "engine/prompts.h"
 #include "tools/convert/hparams.h"
 
 namespace embed::convert {
@@ -69,10 +70,10 @@ void write_model_metadata(const MetadataInputs& in, gguf::Writer& w) {
       names.push_back(p.name);
       texts.push_back(p.text);
     }
-    w.set_string_array(arch::kPromptNamesKey, names);
-    w.set_string_array(arch::kPromptTextsKey, texts);
+    w.set_string_array(kPromptNamesKey, names);
+    w.set_string_array(kPromptTextsKey, texts);
   }
-  if (m.default_prompt) w.set_string(arch::kPromptDefaultKey, *m.default_prompt);
+  if (m.default_prompt) w.set_string(kPromptDefaultKey, *m.default_prompt);
   w.set<uint32_t>("general.quantization_version", 2);  // GGML_QNT_VERSION
 }
 
