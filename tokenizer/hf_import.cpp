@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -12,6 +13,7 @@
 #include <sstream>
 
 #include "base/error.h"
+#include "tokenizer/sentencepiece_model.h"
 #include "tokenizer/vocab.h"
 
 namespace embed::tok {
@@ -392,6 +394,85 @@ std::string import_unigram(const HfFolder& h, gguf::Writer& w) {
   return "t5";
 }
 
+// llama.cpp's converter (ModelBase.does_token_look_special) marks these added tokens CONTROL
+// even when the config does not say "special".
+bool looks_special(const std::string& t) {
+  auto wrapped = [&](std::string_view open, std::string_view close) {
+    return t.size() >= open.size() + close.size() && t.compare(0, open.size(), open) == 0 &&
+           t.compare(t.size() - close.size(), close.size(), close) == 0;
+  };
+  return t == "<pad>" || t == "<mask>" || t == "<2mass>" || t == "[@BOS@]" || wrapped("<|", "|>") ||
+         wrapped("<\xEF\xBD\x9C", "\xEF\xBD\x9C>") || wrapped("<unused", ">");
+}
+
+// SentencePiece BPE (Gemma, Llama 2): the pieces, scores and types of tokenizer.model, padded or
+// cut to config.json's vocab_size, then added_tokens.json and tokenizer_config.json's
+// added_tokens_decoder on top, as llama.cpp's _create_vocab_sentencepiece does.
+std::string import_sentencepiece(const HfFolder& h, gguf::Writer& w) {
+  const fs::path path = fs::path(h.dir) / "tokenizer.model";
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail(ErrorKind::Io, path.string() + ": cannot open");
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  const SentencePieceModel m = parse_sentencepiece_model(bytes.str(), path.string());
+  if (m.model_type != 2)
+    fail(ErrorKind::Unsupported, path.string() + ": SentencePiece model type " + std::to_string(m.model_type) + " is not supported (BPE)");
+  size_t n = m.pieces.size();
+  if (const auto v = h.model_config.find("vocab_size"); v != h.model_config.end() && v->is_number_unsigned() && v->get<uint64_t>() > 0) {
+    if (v->get<uint64_t>() > (1u << 28)) fail(ErrorKind::Format, h.dir + "/config.json: vocab_size is implausible");
+    n = v->get<size_t>();
+  }
+  std::vector<std::string> pieces(n);
+  std::vector<float> scores(n, -10000.0f);
+  std::vector<int32_t> types(n, static_cast<int32_t>(TokenType::Unused));
+  for (size_t i = 0; i < n; ++i) {
+    if (i >= m.pieces.size()) {
+      pieces[i] = "[PAD" + std::to_string(i) + "]";
+      continue;
+    }
+    const auto& p = m.pieces[i];
+    pieces[i] = p.text;
+    scores[i] = p.score;
+    // llama.cpp keeps UNKNOWN, CONTROL, UNUSED and BYTE; USER_DEFINED pieces count as NORMAL here.
+    types[i] = p.type == SentencePieceModel::UserDefined ? static_cast<int32_t>(TokenType::Normal) : p.type;
+  }
+  auto add = [&](int64_t id, std::string text, TokenType type) {
+    if (id < 0 || static_cast<size_t>(id) >= n) return;  // outside the vocabulary: llama.cpp ignores it too
+    pieces[static_cast<size_t>(id)] = std::move(text);
+    scores[static_cast<size_t>(id)] = -1000.0f;
+    types[static_cast<size_t>(id)] = static_cast<int32_t>(type);
+  };
+  if (auto added = read_json(fs::path(h.dir) / "added_tokens.json", false); added && added->is_object())
+    for (auto it = added->begin(); it != added->end(); ++it)
+      if (it.value().is_number_integer()) add(it.value().get<int64_t>(), it.key(), TokenType::UserDefined);
+  if (auto cfg = read_json(fs::path(h.dir) / "tokenizer_config.json", false); cfg && cfg->contains("added_tokens_decoder")) {
+    const json& dec = (*cfg)["added_tokens_decoder"];
+    for (auto it = dec.begin(); it != dec.end(); ++it) {
+      const auto text = token_text(it.value());
+      if (!text) h.bad("tokenizer_config.json added_tokens_decoder entry " + it.key() + " has no content");
+      std::string t = *text;
+      const bool control = (it.value().is_object() && it.value().value("special", false)) || looks_special(t);
+      if (!control)
+        for (size_t at; (at = t.find("\xE2\x96\x81")) != std::string::npos;) t.replace(at, 3, " ");
+      add(std::strtoll(it.key().c_str(), nullptr, 10), t, control ? TokenType::Control : TokenType::UserDefined);
+    }
+  }
+  w.set_string("tokenizer.ggml.model", "llama");
+  w.set_string("tokenizer.ggml.pre", "default");
+  w.set_string_array("tokenizer.ggml.tokens", pieces);
+  w.set_array<float>("tokenizer.ggml.scores", scores);
+  w.set_array<int32_t>("tokenizer.ggml.token_type", types);
+  w.set<bool>("tokenizer.ggml.add_space_prefix", m.add_dummy_prefix);
+  write_specials(w, collect_specials(h, pieces));
+  return "llama";
+}
+
+// tokenizer.json of a SentencePiece BPE model (byte fallback, no byte-level pre-tokenizer) whose
+// folder also has tokenizer.model: the model file holds the scores llama.cpp's "llama" vocab needs.
+bool is_sentencepiece_bpe(const HfFolder& h) {
+  return h.tok["model"].value("byte_fallback", false) && fs::is_regular_file(fs::path(h.dir) / "tokenizer.model");
+}
+
 }  // namespace
 
 std::string import_hf_tokenizer(const std::string& model_dir, gguf::Writer& w) {
@@ -408,6 +489,7 @@ std::string import_hf_tokenizer(const std::string& model_dir, gguf::Writer& w) {
   std::string kind;
   try {
     if (type == "WordPiece") kind = import_wordpiece(h, w);
+    else if (type == "BPE" && is_sentencepiece_bpe(h)) kind = import_sentencepiece(h, w);
     else if (type == "BPE") kind = import_bpe(h, w);
     else if (type == "Unigram") kind = import_unigram(h, w);
     else h.unsupported("model type \"" + type + "\" (supported: WordPiece, BPE, Unigram)");
