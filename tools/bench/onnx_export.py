@@ -74,8 +74,13 @@ def quantize_int8(fp32_path, int8_path, tmp):
     from onnxruntime.quantization import QuantType, quantize_dynamic
     from onnxruntime.quantization.shape_inference import quant_pre_process
     pre = os.path.join(tmp, "model-pre.onnx")
-    quant_pre_process(fp32_path, pre, skip_symbolic_shape=True)  # its symbolic pass stops on the dynamo export
-    quantize_dynamic(pre, int8_path, weight_type=QuantType.QInt8, **QUANTIZATION)
+    here = os.getcwd()
+    os.chdir(tmp)  # both leave scratch files in the working directory
+    try:
+        quant_pre_process(fp32_path, pre, skip_symbolic_shape=True)  # its symbolic pass stops on the dynamo export
+        quantize_dynamic(pre, int8_path, weight_type=QuantType.QInt8, **QUANTIZATION)
+    finally:
+        os.chdir(here)
 
 
 def main():
