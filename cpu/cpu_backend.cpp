@@ -96,6 +96,14 @@ void CpuBackend::release_weight(const Tensor& t) {
     }
 }
 
+void CpuBackend::matmul(const MatmulArgs& a) {
+  if (!a.activation || k_.matmul_fuses_activation) return k_.matmul(a, *pool_);
+  MatmulArgs plain = a;
+  plain.activation.reset();
+  k_.matmul(plain, *pool_);
+  k_.activation(ActivationArgs{a.y, a.y, *a.activation}, *pool_);
+}
+
 bool CpuBackend::supports(Op op, DType dtype) const {
   switch (op) {
     case Op::Gather:

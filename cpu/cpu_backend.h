@@ -32,7 +32,7 @@ class CpuBackend final : public Backend {
   bool supports(Op op, DType dtype) const override;
 
   void gather(const GatherArgs& a) override { k_.gather(a, *pool_); }
-  void matmul(const MatmulArgs& a) override { k_.matmul(a, *pool_); }
+  void matmul(const MatmulArgs& a) override;
   void layer_norm(const LayerNormArgs& a) override { k_.layer_norm(a, *pool_); }
   void rms_norm(const RmsNormArgs& a) override { k_.rms_norm(a, *pool_); }
   void rope(const RopeArgs& a) override { k_.rope(a, *pool_); }
@@ -43,7 +43,6 @@ class CpuBackend final : public Backend {
   void scale(const ScaleArgs& a) override { k_.scale(a, *pool_); }
   void pool(const PoolArgs& a) override { k_.pool(a, *pool_); }
   void softmax(const SoftmaxArgs& a) override { k_.softmax(a, *pool_); }
-  void normalize(const NormalizeArgs& a) override { k_.normalize(a, *pool_); }
 
   CpuIsa isa() const { return k_.isa; }
   ThreadPool& threads() { return *pool_; }

@@ -11,25 +11,6 @@ namespace {
 
 constexpr int64_t kGrain = 4096;
 
-inline __m256 activate(Activation act, __m256 x) {
-  switch (act) {
-    case Activation::GeluErf: {
-      const __m256 e = erf_ps(_mm256_mul_ps(x, _mm256_set1_ps(0.70710678118654752f)));
-      return _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.5f), x), _mm256_add_ps(_mm256_set1_ps(1.0f), e));
-    }
-    case Activation::GeluTanh: {
-      const __m256 x3 = _mm256_mul_ps(_mm256_mul_ps(x, x), x);
-      const __m256 inner = _mm256_mul_ps(_mm256_set1_ps(0.7978845608028654f), _mm256_fmadd_ps(_mm256_set1_ps(0.044715f), x3, x));
-      return _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.5f), x), _mm256_add_ps(_mm256_set1_ps(1.0f), tanh_ps(inner)));
-    }
-    case Activation::Silu:
-      return _mm256_div_ps(x, _mm256_add_ps(_mm256_set1_ps(1.0f), exp_ps(_mm256_sub_ps(_mm256_setzero_ps(), x))));
-    case Activation::Tanh: return tanh_ps(x);
-    case Activation::Relu: return _mm256_max_ps(x, _mm256_setzero_ps());
-  }
-  return x;
-}
-
 // Applies f to 8-lane chunks of [0, n) and the scalar g to the tail.
 template <class Vec, class Scalar>
 void for_each_chunk(int64_t n, ThreadPool& pool, Vec f, Scalar g) {

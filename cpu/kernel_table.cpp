@@ -35,7 +35,6 @@ KernelTable scalar_table() {
   t.scale = single_threaded<ScaleArgs, ref::scale>;
   t.pool = single_threaded<PoolArgs, ref::pool>;
   t.softmax = single_threaded<SoftmaxArgs, ref::softmax>;
-  t.normalize = normalize_rows;
   t.pack_matmul_weight = [](const Tensor&) -> std::unique_ptr<PackedWeight> { return nullptr; };
   return t;
 }
@@ -55,7 +54,6 @@ KernelTable avx2_table() {
   t.scale = avx2::scale;
   t.pool = avx2::pool_rows;
   t.softmax = avx2::softmax;
-  t.normalize = normalize_rows;
   t.pack_matmul_weight = pack_panels_if_unquantized;
   return t;
 }
@@ -65,6 +63,8 @@ KernelTable avx512_table() {
   t.isa = CpuIsa::Avx512;
   t.matmul = avx512::matmul;
   t.attention = avx512::attention;
+  t.activation = avx512::activation;
+  t.glu = avx512::glu;
   return t;
 }
 
@@ -74,6 +74,8 @@ KernelTable amx_table(ComputeType compute) {
   t.compute = compute;
   const bool bf16 = compute == ComputeType::BF16;
   t.matmul = bf16 ? amx::matmul_bf16 : amx::matmul_f32;
+  t.matmul_fuses_activation = true;
+  t.attention = bf16 ? amx::attention_bf16 : amx::attention_f32;
   t.pack_matmul_weight = bf16 ? amx::pack_weight_bf16 : amx::pack_weight_f32;
   return t;
 }

@@ -19,6 +19,7 @@ struct KernelTable {
   ComputeType compute = ComputeType::F32;
   void (*gather)(const GatherArgs&, ThreadPool&) = nullptr;
   void (*matmul)(const MatmulArgs&, ThreadPool&) = nullptr;
+  bool matmul_fuses_activation = false;  // else MatmulArgs::activation runs as the activation op after
   void (*layer_norm)(const LayerNormArgs&, ThreadPool&) = nullptr;
   void (*rms_norm)(const RmsNormArgs&, ThreadPool&) = nullptr;
   void (*rope)(const RopeArgs&, ThreadPool&) = nullptr;
@@ -29,7 +30,6 @@ struct KernelTable {
   void (*scale)(const ScaleArgs&, ThreadPool&) = nullptr;
   void (*pool)(const PoolArgs&, ThreadPool&) = nullptr;
   void (*softmax)(const SoftmaxArgs&, ThreadPool&) = nullptr;
-  void (*normalize)(const NormalizeArgs&, ThreadPool&) = nullptr;
   // Lays a matmul weight out for this level's GEMM once, at load; nullptr (or a null result):
   // the GEMM reads the weight as stored (quantized weights are decoded per call).
   std::unique_ptr<PackedWeight> (*pack_matmul_weight)(const Tensor& w) = nullptr;
@@ -74,6 +74,8 @@ void matmul(const MatmulArgs& a, ThreadPool& pool);
 // avx2::matmul_decoded's panel runner with the 32-wide tile.
 void run_panels(const MatmulArgs& a, int64_t k0, int64_t kc, const float* panels, int64_t panel_floats, int64_t p0, int64_t p1);
 void attention(const AttentionArgs& a, ThreadPool& pool);
+void activation(const ActivationArgs& a, ThreadPool& pool);
+void glu(const GluArgs& a, ThreadPool& pool);
 }  // namespace embed::cpu::avx512
 
 // AMX versions (cpu/*_amx.cpp, compiled with the AMX and AVX-512 BF16 flags; used when the CPU
@@ -84,12 +86,13 @@ void matmul_f32(const MatmulArgs& a, ThreadPool& pool);
 void matmul_bf16(const MatmulArgs& a, ThreadPool& pool);
 std::unique_ptr<PackedWeight> pack_weight_f32(const Tensor& w);
 std::unique_ptr<PackedWeight> pack_weight_bf16(const Tensor& w);
+void attention_f32(const AttentionArgs& a, ThreadPool& pool);
+void attention_bf16(const AttentionArgs& a, ThreadPool& pool);
 }  // namespace embed::cpu::amx
 
 namespace embed::cpu {
 // Portable kernels cheap enough not to need SIMD (tables do the work).
 void rope_fast(const RopeArgs& a, ThreadPool& pool);
-void normalize_rows(const NormalizeArgs& a, ThreadPool& pool);
 // GEMM output y = (accumulate ? y : 0) + bias over rows [i0, i1) x columns [j0, j1): the starting
 // value every k-block's partial sums are added to, the same whatever the tiling or ISA.
 void init_matmul_output(const MatmulArgs& a, int64_t i0, int64_t i1, int64_t j0, int64_t j1);

@@ -40,17 +40,22 @@ class LlamaCppRoundingBackend final : public Backend {
   void scale(const ScaleArgs& a) override { inner_->scale(a); }
   void pool(const PoolArgs& a) override { inner_->pool(a); }
   void softmax(const SoftmaxArgs& a) override { inner_->softmax(a); }
-  void normalize(const NormalizeArgs& a) override { inner_->normalize(a); }
 
   void matmul(const MatmulArgs& in) override {
-    if (!llama_cpp_rounds_activations(in.w.dtype)) return inner_->matmul(in);
     MatmulArgs a = in;
+    a.activation.reset();  // this backend's own activation (the GELU table) runs after
+    rounded_matmul(a);
+    if (in.activation) activation(ActivationArgs{in.y, in.y, *in.activation});
+  }
+
+  void rounded_matmul(MatmulArgs a) {
+    if (!llama_cpp_rounds_activations(a.w.dtype)) return inner_->matmul(a);
     if (a.x.bytes() > rounded_.bytes()) rounded_ = DeviceBuffer(inner_.get(), a.x.bytes());
     const int64_t k = a.x.cols;
     const float* x = a.x.ptr<const float>();
     float* r = static_cast<float*>(rounded_.data());
     inner_->threads().parallel_for(a.x.rows, 4, [&](int64_t r0, int64_t r1) {
-      for (int64_t i = r0; i < r1; i++) llama_cpp_round_activations(in.w.dtype, x + i * k, k, r + i * k);
+      for (int64_t i = r0; i < r1; i++) llama_cpp_round_activations(a.w.dtype, x + i * k, k, r + i * k);
     });
     a.x.data = r;
     inner_->matmul(a);

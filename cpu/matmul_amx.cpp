@@ -15,10 +15,12 @@
 // then (accumulate ? y : 0) + bias + sums is stored; so a row does not depend on the other rows.
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include "cpu/amx_tile.h"
 #include "cpu/kernels.h"
+#include "cpu/simd_avx512.h"
 #include "gguf/fp16.h"
 
 namespace embed::cpu::amx {
@@ -109,12 +111,13 @@ void split_activations(const Tensor& x, int parts, int64_t k_blocks, SplitActiva
 }
 
 // Where output tiles go: rows [0, m) and columns [0, n) of y (row stride ld) receive
-// (accumulate ? y : 0) + bias + the tile's sums.
+// (accumulate ? y : 0) + act(bias + the tile's sums), act being the identity without an activation.
 struct Output {
   float* y;
   int64_t m, n, ld;
   const float* bias;  // indexed like y's columns, or nullptr
   bool accumulate;
+  std::optional<Activation> act;
 
   void store(const float* c, int64_t it, int64_t jt) const {
     const int64_t rows = std::min<int64_t>(kTileRows, m - it * kTileRows), cols = std::min<int64_t>(kTileRows, n - jt * kTileRows);
@@ -123,6 +126,7 @@ struct Output {
     float* dst = y + it * kTileRows * ld + jt * kTileRows;
     for (int64_t r = 0; r < rows; r++) {
       __m512 v = _mm512_add_ps(b, _mm512_load_ps(c + r * kTileRows));
+      if (act) v = avx512::activate(*act, v);  // the activation op's function: fused and separate agree
       if (accumulate) v = _mm512_add_ps(_mm512_maskz_loadu_ps(mask, dst + r * ld), v);
       _mm512_mask_storeu_ps(dst + r * ld, mask, v);
     }
@@ -220,7 +224,7 @@ void matmul(const MatmulArgs& a, ThreadPool& pool, int parts) {
   thread_local SplitActivations caller_acts;
   SplitActivations& acts = caller_acts;
   split_activations(a.x, parts, k_blocks, acts, pool);
-  const Output out{a.y.ptr<float>(), m, n, n, a.bias.empty() ? nullptr : a.bias.ptr<const float>(), a.accumulate};
+  const Output out{a.y.ptr<float>(), m, n, n, a.bias.empty() ? nullptr : a.bias.ptr<const float>(), a.accumulate, a.activation};
 
   if (a.w.packed) {
     const TileWeight& w = packed_as<TileWeight>(a.w);
@@ -255,7 +259,7 @@ void matmul(const MatmulArgs& a, ThreadPool& pool, int parts) {
     w.data.resize(static_cast<size_t>(w.n_tiles * k_blocks * parts * kTileElems));
     pack_rows(a.w, r0, rows, w.n_tiles, k_blocks, parts, w.data.data(), buf);
     // The task's columns as an output of their own: tile column 0 is column r0.
-    const Output part{out.y + r0, m, rows, n, out.bias ? out.bias + r0 : nullptr, a.accumulate};
+    const Output part{out.y + r0, m, rows, n, out.bias ? out.bias + r0 : nullptr, a.accumulate, a.activation};
     run_tiles(products(parts, parts), acts, w, 0, m_tiles, 0, w.n_tiles, part);
   });
 }

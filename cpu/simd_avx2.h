@@ -6,6 +6,8 @@
 
 #include <cstdint>
 
+#include "engine/backend.h"
+
 namespace embed::cpu::avx2 {
 // Internal linkage on purpose: these inline functions are compiled with different ISA flags in
 // different files (AVX2, AVX-512); external linkage would let the linker keep one copy for all,
@@ -124,6 +126,26 @@ inline __m256 erf_ps(__m256 x) {
   const __m256 large = _mm256_sub_ps(_mm256_set1_ps(1.0f), erfc);
   const __m256 use_small = _mm256_cmp_ps(ax, _mm256_set1_ps(1.0f), _CMP_LT_OQ);
   return _mm256_or_ps(_mm256_blendv_ps(large, small, use_small), sign);
+}
+
+// The activation functions (engine/backend.h Activation) on 8 lanes.
+inline __m256 activate(Activation act, __m256 x) {
+  switch (act) {
+    case Activation::GeluErf: {
+      const __m256 e = erf_ps(_mm256_mul_ps(x, _mm256_set1_ps(0.70710678118654752f)));
+      return _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.5f), x), _mm256_add_ps(_mm256_set1_ps(1.0f), e));
+    }
+    case Activation::GeluTanh: {
+      const __m256 x3 = _mm256_mul_ps(_mm256_mul_ps(x, x), x);
+      const __m256 inner = _mm256_mul_ps(_mm256_set1_ps(0.7978845608028654f), _mm256_fmadd_ps(_mm256_set1_ps(0.044715f), x3, x));
+      return _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.5f), x), _mm256_add_ps(_mm256_set1_ps(1.0f), tanh_ps(inner)));
+    }
+    case Activation::Silu:
+      return _mm256_div_ps(x, _mm256_add_ps(_mm256_set1_ps(1.0f), exp_ps(_mm256_sub_ps(_mm256_setzero_ps(), x))));
+    case Activation::Tanh: return tanh_ps(x);
+    case Activation::Relu: return _mm256_max_ps(x, _mm256_setzero_ps());
+  }
+  return x;
 }
 
 }  // namespace

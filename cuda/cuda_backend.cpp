@@ -70,7 +70,6 @@ class CudaBackend final : public Backend {
   void scale(const ScaleArgs& a) override { use_device(); launch_scale(a, stream_); }
   void pool(const PoolArgs& a) override { use_device(); launch_pool(a, stream_); }
   void softmax(const SoftmaxArgs& a) override { use_device(); launch_softmax(a, stream_); }
-  void normalize(const NormalizeArgs& a) override { use_device(); launch_normalize(a, stream_); }
 
  private:
   // The current device is per host thread, and a Runner may call from any thread.
@@ -217,15 +216,18 @@ Tensor CudaBackend::decode_weight(const Tensor& host, DType target) {
   return out;
 }
 
-void CudaBackend::matmul(const MatmulArgs& a) {
+void CudaBackend::matmul(const MatmulArgs& in) {
   use_device();
+  MatmulArgs a = in;
+  a.activation.reset();  // not fused here: the activation kernel runs after
   if (a.w.dtype == DType::F32) {
     launch_matmul_f32(a, stream_);
-    return;
+  } else {
+    EMBED_CHECK(a.w.dtype == DType::F16 || a.w.dtype == DType::BF16,
+                std::string("cuda matmul: weight type ") + dtype_name(a.w.dtype) + " did not come from load_weight");
+    matmul_tensor_cores(a);
   }
-  EMBED_CHECK(a.w.dtype == DType::F16 || a.w.dtype == DType::BF16,
-              std::string("cuda matmul: weight type ") + dtype_name(a.w.dtype) + " did not come from load_weight");
-  matmul_tensor_cores(a);
+  if (in.activation) activation(ActivationArgs{in.y, in.y, *in.activation});
 }
 
 void CudaBackend::attention(const AttentionArgs& a) {

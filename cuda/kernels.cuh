@@ -57,7 +57,4 @@ void launch_softmax(const SoftmaxArgs& a, cudaStream_t stream);
 // pool.cu
 void launch_pool(const PoolArgs& a, cudaStream_t stream);
 
-// normalize.cu
-void launch_normalize(const NormalizeArgs& a, cudaStream_t stream);
-
 }  // namespace embed::cuda

@@ -2,7 +2,8 @@
 // thread its own Context. High level: embed(texts) -> row-major float matrix, rerank(query,
 // documents) -> scores. Low level (prefill-and-pool): build a batch of token sequences with
 // sequence ids, run one forward pass, read pooled vectors or per-token hidden states by id.
-// No exception crosses this API: every call returns a Result holding a value or a Status.
+// What to compute is one embed::Request (engine/request.h) for all three; how to run it is
+// RunSettings. No exception crosses this API: every call returns a Result holding a value or a Status.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +16,8 @@
 
 #include "base/error.h"
 #include "engine/model.h"
+#include "engine/prompts.h"
+#include "engine/request.h"
 
 namespace embed {
 
@@ -82,6 +85,8 @@ struct ModelDescription {
   int64_t n_cls_out = 0;        // outputs of the rank head (0 = none)
   std::vector<std::string> cls_labels;
   bool has_rerank_template = false;
+  bool rank_probability = false;  // rerank scores are probabilities (a softmax head), not logits
+  ModelPrompts prompts;         // the model's own prompts (embedding.prompt.* metadata)
   std::string kernels;          // the kernel level in use: scalar, avx2, avx512, amx (CPU) or cuda
   ComputeType compute_type = ComputeType::F32;
 };
@@ -91,7 +96,10 @@ class Model {
   static Result<std::shared_ptr<const Model>> load(const std::string& path, const ModelOptions& o = {});
   ~Model();
   const ModelDescription& describe() const { return desc_; }
+  bool has_tokenizer() const { return tokenizer_ != nullptr; }
   const tok::Tokenizer& tokenizer() const { return *tokenizer_; }
+  // The prompt of a yes/no reranker ({query} and {document} filled in), or "".
+  const std::string& rerank_template() const { return rerank_template_; }
 
  private:
   friend class Context;
@@ -103,18 +111,6 @@ class Model {
   std::string rerank_template_;
 };
 
-struct EmbedOptions {
-  std::optional<Pooling> pooling;  // default: the model's pooling_type
-  int normalize = 2;               // -1 none, 0 max-abs int16 range, 1 L1, 2 L2, > 2 p-norm
-  int dims = 0;                    // Matryoshka: first `dims` values, then normalize (0 = all)
-  int64_t max_tokens = 0;          // per text; 0 = the model's context length
-  bool truncate = false;           // false: a text longer than max_tokens is an error
-  bool exclude_special = false;    // mean pooling leaves out special tokens ([CLS], [SEP], BOS, ...)
-  std::string prefix;              // prepended to every text ("query: ", an instruction, ...)
-  int64_t batch_tokens = 0;        // tokens per forward pass; 0 = default (4096, at least the longest text)
-  std::function<void(size_t done, size_t total)> progress;  // called after each forward pass
-};
-
 // Row-major matrix: one row per text (per token with Pooling::None, see row_offsets).
 struct Embeddings {
   int64_t rows = 0, cols = 0;
@@ -123,12 +119,6 @@ struct Embeddings {
   std::vector<int64_t> row_offsets;   // Pooling::None: rows of text i are [off[i], off[i+1])
   std::vector<std::string> warnings;
   const float* row(int64_t i) const { return data.data() + i * cols; }
-};
-
-struct RerankOptions {
-  int64_t max_tokens = 0;     // per query+document; 0 = the model's context length
-  bool truncate = true;       // cut the document (longest first) to fit
-  int64_t batch_tokens = 0;
 };
 
 // Low level: token sequences keyed by caller-chosen sequence ids.
@@ -146,14 +136,6 @@ class TokenBatch {
     std::vector<uint8_t> special;
   };
   std::vector<Seq> seqs_;
-};
-
-struct BatchOptions {
-  std::optional<Pooling> pooling;  // default: the model's
-  int normalize = -1;
-  int dims = 0;
-  bool exclude_special = false;
-  bool hidden_states = false;      // also keep every token's final hidden state
 };
 
 class BatchResult {
@@ -183,13 +165,21 @@ class Context {
  public:
   explicit Context(std::shared_ptr<const Model> model, int threads = 0);
   ~Context();
-  Result<Embeddings> embed(const std::vector<std::string>& texts, const EmbedOptions& o = {});
+  Result<Embeddings> embed(const std::vector<std::string>& texts, const Request& r = {}, const RunSettings& s = {});
+  // Token ids instead of texts (OpenAI's token-array input): used as given, no special tokens added.
+  Result<Embeddings> embed_ids(std::vector<std::vector<int32_t>> ids, const Request& r = {}, const RunSettings& s = {});
   // Scores per document in input order: P(yes) for yes/no rerankers (Qwen3-Reranker), the raw
-  // classifier logit for single-output cross-encoders.
-  Result<std::vector<float>> rerank(const std::string& query, const std::vector<std::string>& documents,
-                                    const RerankOptions& o = {});
-  Result<BatchResult> run(const TokenBatch& batch, const BatchOptions& o = {});
+  // classifier logit for single-output cross-encoders. Request: max_tokens, truncate (cut the
+  // document, the longer text first) and truncation_direction apply.
+  Result<std::vector<float>> rerank(const std::string& query, const std::vector<std::string>& documents, const Request& r = {},
+                                    const RunSettings& s = {});
+  // One forward pass over the batch (Request: pooling, normalize, dimensions, exclude_special,
+  // hidden_states; the length fields do not apply: ids are checked against the context length).
+  Result<BatchResult> run(const TokenBatch& batch, const Request& r = {});
   const Model& model() const { return *model_; }
+  // The runner under this context, for engine components that batch across requests (the
+  // server's scheduler, engine/scheduler.h).
+  Runner& runner();
 
  private:
   std::shared_ptr<const Model> model_;

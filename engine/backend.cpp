@@ -17,7 +17,6 @@ const char* op_name(Op op) {
     case Op::Scale: return "scale";
     case Op::Pool: return "pool";
     case Op::Softmax: return "softmax";
-    case Op::Normalize: return "normalize";
   }
   return "?";
 }

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "base/error.h"
@@ -21,7 +22,7 @@
 namespace embed {
 
 enum class Op {
-  Gather, Matmul, LayerNorm, RmsNorm, Rope, Attention, Activation, Glu, Add, Scale, Pool, Softmax, Normalize,
+  Gather, Matmul, LayerNorm, RmsNorm, Rope, Attention, Activation, Glu, Add, Scale, Pool, Softmax,
 };
 const char* op_name(Op op);
 
@@ -41,13 +42,17 @@ struct GatherArgs {
   bool accumulate = false;         // add into out instead of overwriting (position embeddings)
 };
 
-// y[m, n] (+)= x[m, k] . w[n, k]^T + bias[n]
+// y[m, n] (+)= act(x[m, k] . w[n, k]^T + bias[n])
 struct MatmulArgs {
   Tensor x;                        // [m, k] F32
   Tensor w;                        // [n, k] any weight dtype; rows contiguous along k
   Tensor bias;                     // [1, n] F32, or empty
   Tensor y;                        // [m, n] F32; must not alias x
   bool accumulate = false;         // y += result: fuses the residual add
+  // Applied to every output after the bias (never with accumulate): the MLP's activation, fused
+  // into the GEMM's epilogue where a kernel can, run as the activation op right after elsewhere
+  // (the same values either way).
+  std::optional<Activation> activation;
 };
 
 // y = (x - mean) / sqrt(var + eps) * weight + bias, per row.
@@ -147,16 +152,6 @@ struct SoftmaxArgs {
   Tensor y;                        // may alias x
 };
 
-// y[r, :dims] = x[r, :dims] / norm_p(x[r, :dims]) with llama.cpp's embd_normalize codes:
-// p = -1 none, 0 max-abs scaled to int16 range (x * 32760 / max|x|), 1 L1, 2 L2, p > 2 p-norm.
-// A zero row stays zero.
-struct NormalizeArgs {
-  Tensor x;                        // [rows, cols] F32
-  Tensor y;                        // [rows, dims] F32; may alias x only when dims == cols
-  int dims = 0;                    // 0 < dims <= cols: Matryoshka truncation before normalizing
-  int p = 2;
-};
-
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -194,7 +189,6 @@ class Backend {
   virtual void scale(const ScaleArgs& a) = 0;
   virtual void pool(const PoolArgs& a) = 0;
   virtual void softmax(const SoftmaxArgs& a) = 0;
-  virtual void normalize(const NormalizeArgs& a) = 0;
 };
 
 // Owning device buffer (RAII over Backend::alloc/free).

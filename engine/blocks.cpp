@@ -24,8 +24,7 @@ Tensor self_attention(ForwardPass& fp, const Tensor& h, const AttentionWeights& 
 void mlp(ForwardPass& fp, const Tensor& h, const Tensor& up, const Tensor& up_b, const Tensor& down, const Tensor& down_b,
          Activation act, Tensor out, bool accumulate) {
   Tensor u = fp.ws.f32(h.rows, up.rows);
-  ops::linear(fp, h, up, up_b, u);
-  ops::activation(fp, u, u, act);
+  ops::linear_activation(fp, h, up, up_b, u, act);
   ops::linear(fp, u, down, down_b, out, accumulate);
 }
 

@@ -26,6 +26,12 @@ void gather(ForwardPass& fp, const Tensor& table, const int32_t* ids, Tensor out
 }
 
 void linear(ForwardPass& fp, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor y, bool accumulate) {
+  linear_activation(fp, x, w, bias, y, std::nullopt, accumulate);
+}
+
+void linear_activation(ForwardPass& fp, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor y,
+                       std::optional<Activation> act, bool accumulate) {
+  EMBED_CHECK(!(act && accumulate), "linear: an activation cannot be combined with accumulate");
   check_f32(x, "linear x");
   check_f32(y, "linear y");
   EMBED_CHECK(x.cols == w.cols, "linear: x cols " + std::to_string(x.cols) + " != w cols " + std::to_string(w.cols));
@@ -38,6 +44,7 @@ void linear(ForwardPass& fp, const Tensor& x, const Tensor& w, const Tensor& bia
   a.bias = bias;
   a.y = y;
   a.accumulate = accumulate;
+  a.activation = act;
   fp.backend.matmul(a);
 }
 

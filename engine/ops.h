@@ -13,6 +13,9 @@ namespace embed::ops {
 void gather(ForwardPass& fp, const Tensor& table, const int32_t* ids, Tensor out, float scale = 1.0f, bool accumulate = false);
 // y (+)= x . w^T + bias (bias may be empty)
 void linear(ForwardPass& fp, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor y, bool accumulate = false);
+// y = act(x . w^T + bias): the activation fused into the matmul where the backend can.
+void linear_activation(ForwardPass& fp, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor y,
+                       std::optional<Activation> act, bool accumulate = false);
 void layer_norm(ForwardPass& fp, const Tensor& x, const Tensor& w, const Tensor& b, Tensor y, float eps);
 void rms_norm(ForwardPass& fp, const Tensor& x, const Tensor& w, Tensor y, float eps);
 // Per-head RMSNorm of x [n_tokens, n_heads * d_head] with a [d_head] weight (Qwen3/Gemma q/k norm).

@@ -46,12 +46,6 @@ Tensor rank_head(ForwardPass& fp, const ModelInfo& info, const Tensor& hidden) {
 
 }  // namespace
 
-int64_t pooled_width(const ModelInfo& info, Pooling pooling) {
-  if (pooling == Pooling::Rank) return info.n_cls_out();
-  if (pooling == Pooling::None) return info.d_model;
-  return info.n_embd_out();
-}
-
 Tensor pool_outputs(ForwardPass& fp, const ModelInfo& info, const Tensor& hidden, const PoolSpec& spec) {
   Tensor x;
   switch (spec.pooling) {
@@ -68,16 +62,7 @@ Tensor pool_outputs(ForwardPass& fp, const ModelInfo& info, const Tensor& hidden
       x = y;
     }
   }
-  const int dims = spec.dims > 0 ? spec.dims : static_cast<int>(x.cols);
-  EMBED_CHECK(dims <= x.cols, "pool_outputs: dims larger than the output width");
-  Tensor out = fp.ws.f32(x.rows, dims);
-  NormalizeArgs n;
-  n.x = x;
-  n.y = out;
-  n.dims = dims;
-  n.p = spec.normalize;
-  fp.backend.normalize(n);
-  return out;
+  return x;
 }
 
 }  // namespace embed

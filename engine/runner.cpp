@@ -32,7 +32,7 @@ Runner::Runner(std::shared_ptr<const LoadedModel> model, int threads) : model_(s
   ws_ = std::make_unique<Workspace>(*backend_);
 }
 
-void Runner::validate(const std::vector<SequenceInput>& seqs, const RunOptions& o, RunOutput& out) const {
+void Runner::validate(const std::vector<SequenceInput>& seqs, const PassOptions& o, RunOutput& out) const {
   const ModelInfo& info = model_->info();
   if (seqs.empty()) fail(ErrorKind::InvalidArgument, "no sequences to run");
   for (size_t s = 0; s < seqs.size(); s++) {
@@ -62,15 +62,12 @@ void Runner::validate(const std::vector<SequenceInput>& seqs, const RunOptions& 
     fail(ErrorKind::InvalidArgument, "rank pooling needs a classifier head (cls / cls.output tensors), which this model does not have");
   if (o.exclude_special && o.pooling != Pooling::Mean)
     fail(ErrorKind::InvalidArgument, "leaving special tokens out applies to mean pooling only");
-  const int64_t width = pooled_width(info, o.pooling);
-  if (o.dims < 0 || o.dims > width)
-    fail(ErrorKind::InvalidArgument, "dims " + std::to_string(o.dims) + " is outside 1.." + std::to_string(width) + " for this model");
   if (info.causal && o.pooling == Pooling::Cls)
     out.warnings.push_back("cls pooling on a causal model: the first token cannot see the rest of the text, so its vector "
                            "ignores the text (use last or mean pooling)");
 }
 
-RunOutput Runner::run(const std::vector<SequenceInput>& seqs, const RunOptions& o) {
+RunOutput Runner::run(const std::vector<SequenceInput>& seqs, const PassOptions& o) {
   RunOutput out;
   validate(seqs, o, out);
   const ModelInfo& info = model_->info();
@@ -113,8 +110,6 @@ RunOutput Runner::run(const std::vector<SequenceInput>& seqs, const RunOptions& 
   model_->arch().forward(fp, hidden);
   PoolSpec ps;
   ps.pooling = o.pooling;
-  ps.normalize = o.normalize;
-  ps.dims = o.dims;
   if (o.exclude_special) {
     void* p = ws_->bytes(weights.size() * 4);
     backend_->upload(p, weights.data(), weights.size() * 4);

@@ -45,17 +45,17 @@ struct SequenceInput {
   std::vector<uint8_t> special;   // 1 = special token (for mean pooling without specials); may be empty
 };
 
-struct RunOptions {
+// What every sequence of one forward pass shares. Row finishing (Matryoshka, normalization) is
+// not here: it is per row, done on the host by finish_rows (engine/pipeline.h).
+struct PassOptions {
   Pooling pooling = Pooling::Mean;
-  int normalize = -1;             // llama.cpp embd_normalize code
-  int dims = 0;                   // Matryoshka truncation (0 = full width)
   bool exclude_special = false;   // mean pooling leaves out tokens marked special
   bool keep_hidden = false;       // also return the final hidden states of every token
 };
 
 struct RunOutput {
   int64_t rows = 0, cols = 0;        // pooled: one row per sequence (per token for Pooling::None)
-  std::vector<float> pooled;
+  std::vector<float> pooled;         // pooled rows as the model computes them, not yet finished
   std::vector<int32_t> cu_seqlens;   // token offsets of each sequence in `hidden`
   std::vector<float> hidden;         // [n_tokens, d_model] if keep_hidden
   std::vector<std::string> warnings;
@@ -65,12 +65,12 @@ struct RunOutput {
 class Runner {
  public:
   Runner(std::shared_ptr<const LoadedModel> model, int threads);
-  RunOutput run(const std::vector<SequenceInput>& seqs, const RunOptions& o);
+  RunOutput run(const std::vector<SequenceInput>& seqs, const PassOptions& o);
   const LoadedModel& model() const { return *model_; }
   Backend& backend() { return *backend_; }
 
  private:
-  void validate(const std::vector<SequenceInput>& seqs, const RunOptions& o, RunOutput& out) const;
+  void validate(const std::vector<SequenceInput>& seqs, const PassOptions& o, RunOutput& out) const;
 
   std::shared_ptr<const LoadedModel> model_;
   std::unique_ptr<Backend> backend_;

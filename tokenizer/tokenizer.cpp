@@ -233,10 +233,10 @@ void Tokenizer::apply_limit(Encoding& e, const EncodeOptions& o) const {
   if (o.overflow == Overflow::Error)
     fail(ErrorKind::InvalidArgument, "input is " + std::to_string(e.size()) + " tokens long, the limit is " +
                                          std::to_string(o.max_tokens));
-  truncate(e, o.max_tokens);
+  truncate(e, o.max_tokens, o.direction);
 }
 
-void Tokenizer::truncate(Encoding& e, size_t max_tokens) const {
+void Tokenizer::truncate(Encoding& e, size_t max_tokens, TruncationDirection direction) const {
   if (e.size() <= max_tokens) return;
   size_t n_added = 0, len[2] = {0, 0};
   for (size_t i = 0; i < e.size(); ++i) {
@@ -246,16 +246,24 @@ void Tokenizer::truncate(Encoding& e, size_t max_tokens) const {
   if (n_added > max_tokens)
     fail(ErrorKind::InvalidArgument, "cannot truncate to " + std::to_string(max_tokens) + " tokens: the " +
                                          std::to_string(n_added) + " added special tokens alone exceed it");
-  // Longest first: drop from the end of the longer text until the rest fits.
+  // Longest first: drop from the longer text until the rest fits.
   size_t keep[2] = {len[0], len[1]};
   for (size_t excess = e.size() - max_tokens; excess > 0; --excess) {
     if (keep[0] > keep[1]) --keep[0];
     else --keep[1];
   }
+  // Content token k of text s (0-based) stays when it is among the first keep[s] (Right) or the
+  // last keep[s] (Left); added specials always stay where they are.
+  const size_t first_kept[2] = {direction == TruncationDirection::Left ? len[0] - keep[0] : 0,
+                                direction == TruncationDirection::Left ? len[1] - keep[1] : 0};
   Encoding out;
   size_t seen[2] = {0, 0};
   for (size_t i = 0; i < e.size(); ++i) {
-    if (e.sequence[i] >= 0 && seen[e.sequence[i] ? 1 : 0]++ >= keep[e.sequence[i] ? 1 : 0]) continue;
+    if (e.sequence[i] >= 0) {
+      const int s = e.sequence[i] ? 1 : 0;
+      const size_t k = seen[s]++;
+      if (k < first_kept[s] || k >= first_kept[s] + keep[s]) continue;
+    }
     push(out, e.ids[i], e.begin[i], e.end[i], e.special[i], e.sequence[i], e.type_ids[i]);
   }
   out.warnings = std::move(e.warnings);

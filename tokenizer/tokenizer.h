@@ -19,8 +19,14 @@ const char* kind_name(Kind k);
 
 // What to do with an input longer than EncodeOptions::max_tokens.
 enum class Overflow {
-  Truncate,  // drop content tokens from the end (the longer text first for pairs); keep specials
+  Truncate,  // drop content tokens (the longer text first for pairs) at `direction`; keep specials
   Error,     // throw embed::Error(InvalidArgument) naming both lengths
+};
+
+// Which end of the content truncation keeps (HF tokenizers' / TEI's truncation_direction).
+enum class TruncationDirection {
+  Right,  // drop tokens from the end: keep the start (the default)
+  Left,   // drop tokens from the start: keep the end
 };
 
 struct EncodeOptions {
@@ -28,6 +34,7 @@ struct EncodeOptions {
   bool parse_special = false;  // recognise special-token text inside the input (templates only)
   size_t max_tokens = 0;       // 0: no limit
   Overflow overflow = Overflow::Truncate;
+  TruncationDirection direction = TruncationDirection::Right;
 };
 
 struct Encoding {
@@ -56,8 +63,9 @@ class Tokenizer {
 
   Encoding encode(std::string_view text, const EncodeOptions& o = {}) const;
   Encoding encode_pair(std::string_view a, std::string_view b, const EncodeOptions& o = {}) const;  // cross-encoders
-  // Truncate to max_tokens keeping the required special tokens (e.g. final [SEP]/EOS).
-  void truncate(Encoding& e, size_t max_tokens) const;
+  // Truncate to max_tokens keeping the required special tokens (e.g. [CLS] and the final
+  // [SEP]/EOS) on both sides; content tokens go from the end (Right) or the start (Left).
+  void truncate(Encoding& e, size_t max_tokens, TruncationDirection direction = TruncationDirection::Right) const;
   std::string decode(const std::vector<int32_t>& ids) const;  // debugging
   std::string_view piece(int32_t id) const;
   size_t vocab_size() const;

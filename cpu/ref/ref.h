@@ -19,7 +19,6 @@ void add(const AddArgs& a);
 void scale(const ScaleArgs& a);
 void pool(const PoolArgs& a);
 void softmax(const SoftmaxArgs& a);
-void normalize(const NormalizeArgs& a);
 
 // Scalar activation functions (double precision), shared with the fast paths' tail loops.
 double activate(Activation act, double x);

@@ -51,13 +51,12 @@ std::string write_input(const std::string& name, const std::string& text) {
 const std::vector<std::string> kLines = {"A man is playing a guitar.", "Someone plays the guitar!", "The stock market fell 3% today.",
                                          "Ünïcödé and emoji 🎸 too"};
 
-Embeddings api_embed(const std::vector<std::string>& lines, int normalize = 2, bool llama_cpp_rounding = false) {
+Embeddings api_embed(const std::vector<std::string>& lines, int normalize = 2, bool llama_cpp_rounding = false, Request o = {}) {
   ModelOptions mo;
   mo.llama_cpp_rounding = llama_cpp_rounding;
   auto m = Model::load(kModel, mo);
   REQUIRE(m.ok());
   Context c(m.value(), 2);
-  EmbedOptions o;
   o.normalize = normalize;
   auto e = c.embed(lines, o);
   REQUIRE(e.ok());
@@ -144,6 +143,27 @@ TEST_CASE("stdin, prefixes, normalization and dims reach the vectors", "[cli]") 
   r = run(kModel + " - -t 2 -f raw --prefix 'query: '", kLines[0] + "\n");
   REQUIRE(r.code == 0);
   expect_rows(parse_lines(r.out, ' '), api_embed({"query: " + kLines[0]}));
+  // A prompt by name (a preset here: this model has no prompts of its own) is its text.
+  r = run(kModel + " - -t 2 -f raw --prompt-name e5-query", kLines[0] + "\n");
+  REQUIRE(r.code == 0);
+  expect_rows(parse_lines(r.out, ' '), api_embed({"query: " + kLines[0]}));
+  r = run(kModel + " - -t 2 -f raw --prompt-name e5-query --prefix 'x'", kLines[0] + "\n");
+  CHECK(r.code == 3);
+  CHECK_THAT(r.err, Catch::Contains("either --prefix or --prompt-name"));
+  // --truncate-direction left keeps the end of a long line (the API's Left, same request).
+  Request left;
+  left.max_tokens = 5;
+  left.truncate = true;
+  left.truncation_direction = TruncationDirection::Left;
+  r = run(kModel + " - -t 2 -f raw --max-tokens 5 --truncate --truncate-direction left", kLines[2] + "\n");
+  REQUIRE(r.code == 0);
+  const Embeddings want_left = api_embed({kLines[2]}, 2, false, left);
+  expect_rows(parse_lines(r.out, ' '), want_left);
+  left.truncation_direction = TruncationDirection::Right;
+  CHECK(want_left.data != api_embed({kLines[2]}, 2, false, left).data);
+  r = run(kModel + " - -t 2 --truncate --truncate-direction up", kLines[2] + "\n");
+  CHECK(r.code == 3);
+  CHECK_THAT(r.err, Catch::Contains("unknown --truncate-direction 'up' (left, right)"));
   r = run(kModel + " - -t 2 -f raw --dims 8", kLines[0] + "\n");
   REQUIRE(r.code == 0);
   const auto rows = parse_lines(r.out, ' ');
@@ -205,7 +225,7 @@ TEST_CASE("errors name the problem and exit non-zero", "[cli]") {
   CHECK_THAT(r.err, Catch::Contains("unknown flag --fromat") && Catch::Contains("did you mean --format?"));
   r = run(kModel + " " + good + " --dims 100000");
   CHECK(r.code == 3);
-  CHECK_THAT(r.err, Catch::Contains("dims 100000"));
+  CHECK_THAT(r.err, Catch::Contains("dimensions 100000"));
   r = run(kModel + " " + good + " --dims -3");
   CHECK(r.code == 3);
   r = run(kModel + " " + good + " --pooling average");

@@ -53,10 +53,9 @@ std::vector<SequenceInput> test_sequences(const ModelInfo& info) {
   return seqs;
 }
 
-RunOptions pooled_options(const ModelInfo& info) {
-  RunOptions o;
+PassOptions pooled_options(const ModelInfo& info) {
+  PassOptions o;
   o.pooling = info.default_pooling == Pooling::None || info.default_pooling == Pooling::Rank ? Pooling::Mean : info.default_pooling;
-  o.normalize = 2;
   return o;
 }
 
@@ -122,7 +121,7 @@ TEST_CASE("every model gives the CPU's vectors on CUDA", "[cuda][models]") {
     auto cpu_model = LoadedModel::load(mc.path, cpu_options);
     Runner cpu_runner(cpu_model, 0);
     const std::vector<SequenceInput> seqs = test_sequences(cpu_model->info());
-    const RunOptions o = pooled_options(cpu_model->info());
+    const PassOptions o = pooled_options(cpu_model->info());
     const RunOutput want = cpu_runner.run(seqs, o);
     for (bool f32_math : {true, false}) {
       if (!f32_math && !default_mode_runs(mc)) continue;
@@ -154,7 +153,7 @@ TEST_CASE("a text's vector on CUDA does not depend on its batch", "[cuda][models
       const bool bit_identical = f32_math;
       Runner r(LoadedModel::load(mc.path, cuda_options(f32_math)), 0);
       const std::vector<SequenceInput> seqs = test_sequences(r.model().info());
-      RunOptions o = pooled_options(r.model().info());
+      PassOptions o = pooled_options(r.model().info());
       o.keep_hidden = bit_identical;
       const RunOutput all = r.run(seqs, o);
       for (size_t i = 0; i < seqs.size(); i++) {

@@ -2,6 +2,8 @@
 // erf approximations are checked over a wide sweep), glu, add (incl. row broadcast), scale,
 // softmax. Tolerances: an f32 activation may differ from the double reference by a few ulp of
 // the result plus a few ulp of its input scale: |err| <= 16 eps |want| + 8 eps |x|.
+#include <cstring>
+
 #include "cpu/ref/ref.h"
 #include "tests/kernels/harness.h"
 
@@ -120,3 +122,30 @@ TEST_CASE("add, scale and softmax match the reference", "[kernels][elementwise]"
     }
   }
 }
+
+#if !defined(EMBED_TEST_DEVICE_CUDA) && !defined(EMBED_TEST_DEVICE_CUDA_EMULATED)  // CPU levels only
+TEST_CASE("the 16-lane activations equal the 8-lane ones bit for bit", "[kernels][activation]") {
+  // simd_avx512.h is a lane-wise port of simd_avx2.h (same operations, constants and order): every
+  // CPU level's activation must give the AVX2 level's bits, so vectors do not depend on the level.
+  std::vector<float> x = sweep();
+  const int64_t n = static_cast<int64_t>(x.size());
+  std::vector<std::vector<float>> results;
+  std::vector<std::string> names;
+  for (Activation act : {Activation::GeluErf, Activation::GeluTanh, Activation::Silu, Activation::Tanh, Activation::Relu}) {
+    results.clear();
+    names.clear();
+    for (auto& bt : backends_under_test()) {
+      if (bt.name.rfind("cpu-", 0) != 0) continue;
+      DeviceArena arena(*bt.backend);
+      Tensor ty = arena.poisoned(DType::F32, 1, n);
+      bt.backend->activation(ActivationArgs{arena.upload(host_tensor(x, 1, n)), ty, act});
+      results.push_back(arena.download(ty));
+      names.push_back(bt.name);
+    }
+    for (size_t b = 1; b < results.size(); b++) {
+      INFO(act_name(act) << ": " << names[b] << " vs " << names[0]);
+      CHECK(std::memcmp(results[b].data(), results[0].data(), results[0].size() * 4) == 0);
+    }
+  }
+}
+#endif

@@ -97,6 +97,26 @@ Tensor DeviceArena::upload_bytes(const void* data, size_t bytes, DType dtype, in
 
 Tensor DeviceArena::upload(const Tensor& host) { return upload_bytes(host.data, host.bytes(), host.dtype, host.rows, host.cols); }
 
+Tensor DeviceArena::upload_offset(const Tensor& host, int64_t offset) {
+  const size_t eb = dtype_row_bytes(host.dtype, 1);
+  std::vector<uint8_t> bytes(static_cast<size_t>(offset) * eb, 0);
+  const auto* src = static_cast<const uint8_t*>(host.data);
+  bytes.insert(bytes.end(), src, src + host.bytes());
+  Tensor t = upload_bytes(bytes.data(), bytes.size(), host.dtype, 1, static_cast<int64_t>(bytes.size() / eb));
+  t.data = static_cast<uint8_t*>(t.data) + static_cast<size_t>(offset) * eb;
+  t.rows = host.rows;
+  t.cols = host.cols;
+  return t;
+}
+
+Tensor DeviceArena::poisoned_offset(DType dtype, int64_t rows, int64_t cols, int64_t offset) {
+  Tensor t = poisoned(dtype, 1, rows * cols + offset);
+  t.data = static_cast<uint8_t*>(t.data) + static_cast<size_t>(offset) * dtype_row_bytes(dtype, 1);
+  t.rows = rows;
+  t.cols = cols;
+  return t;
+}
+
 Tensor DeviceArena::poisoned(DType dtype, int64_t rows, int64_t cols) {
   const size_t bytes = dtype_row_bytes(dtype, cols) * static_cast<size_t>(rows);
   std::vector<uint8_t> nan_bytes(bytes, 0xFF);  // 0xFFFFFFFF is a NaN in f32

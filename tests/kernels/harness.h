@@ -65,6 +65,9 @@ class DeviceArena {
  public:
   explicit DeviceArena(Backend& b) : b_(b) {}
   Tensor upload(const Tensor& host);
+  // The same, as a view starting `offset` elements into its buffer (misaligned rows).
+  Tensor upload_offset(const Tensor& host, int64_t offset);
+  Tensor poisoned_offset(DType dtype, int64_t rows, int64_t cols, int64_t offset);
   Tensor upload_bytes(const void* data, size_t bytes, DType dtype, int64_t rows, int64_t cols);
   // Output buffer filled with NaN bytes (poison).
   Tensor poisoned(DType dtype, int64_t rows, int64_t cols);

@@ -25,8 +25,9 @@ TEST_CASE("run() returns pooled vectors and hidden states by sequence id", "[api
   batch.add(42, f.cases[3].ids);
   batch.add(-1, f.cases[0].ids);
   batch.add(7, f.cases[5].ids);
-  BatchOptions o;
+  Request o;
   o.pooling = Pooling::Last;
+  o.normalize = -1;
   o.hidden_states = true;
   auto r = ctx.run(batch, o);
   REQUIRE(r.ok());
@@ -46,13 +47,14 @@ TEST_CASE("embed() equals run() on the tokenizer's ids", "[api]") {
   REQUIRE(m.ok());
   Context ctx(m.value(), 2);
   const std::vector<std::string> texts = {"A man is playing a guitar.", "Someone plays.", "x"};
-  EmbedOptions eo;
-  eo.normalize = -1;
+  Request eo;
+  eo.dimensions = 5;
   auto e = ctx.embed(texts, eo);
   REQUIRE(e.ok());
+  REQUIRE(e.value().cols == 5);
   TokenBatch batch;
   for (size_t i = 0; i < texts.size(); i++) batch.add(static_cast<int32_t>(i), m.value()->tokenizer().encode(texts[i]).ids);
-  auto r = ctx.run(batch);
+  auto r = ctx.run(batch, eo);
   REQUIRE(r.ok());
   for (size_t i = 0; i < texts.size(); i++)
     CHECK(std::memcmp(e.value().row(static_cast<int64_t>(i)), r.value().pooled(static_cast<int32_t>(i)), e.value().cols * 4) == 0);
@@ -78,14 +80,14 @@ TEST_CASE("API errors come back as Status with the input index", "[api]") {
   CHECK(e.error().kind == ErrorKind::InvalidArgument);
   CHECK(e.error().index == 1);
   CHECK_THAT(e.error().message, Catch::Contains("more than the limit of 128"));
-  EmbedOptions t;
+  Request t;
   t.truncate = true;
   auto ok = ctx.embed({"short", long_text}, t);
   REQUIRE(ok.ok());
   CHECK(ok.value().n_tokens[1] == 128);
-  EmbedOptions d;
-  d.dims = 1000;
+  Request d;
+  d.dimensions = 1000;
   auto dims = ctx.embed({"short"}, d);
   REQUIRE_FALSE(dims.ok());
-  CHECK_THAT(dims.error().message, Catch::Contains("dims 1000"));
+  CHECK_THAT(dims.error().message, Catch::Contains("dimensions 1000"));
 }

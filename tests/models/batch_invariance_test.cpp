@@ -32,9 +32,8 @@ TEST_CASE("pooled vectors and hidden states are bit-identical alone and batched"
       seqs.push_back(q);
     }
     for (Pooling p : {Pooling::Mean, Pooling::Cls, Pooling::Last}) {
-      RunOptions o;
+      PassOptions o;
       o.pooling = p;
-      o.normalize = 2;
       o.keep_hidden = true;
       const RunOutput all = r.run(seqs, o);
       for (size_t i = 0; i < seqs.size(); i++) {

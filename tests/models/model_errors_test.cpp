@@ -84,7 +84,7 @@ TEST_CASE("NaN weights give a clear error instead of a garbage vector", "[models
   TempFile f(".gguf");
   auto m = load(s, f);
   Runner r(m, 2);
-  RunOptions o;
+  PassOptions o;
   CHECK_THROWS_WITH(r.run({seq({1, 2, 3})}, o), Catch::Contains("non-finite") && Catch::Contains("corrupt"));
 }
 
@@ -93,20 +93,17 @@ TEST_CASE("bad inputs to a forward pass are refused with the reason", "[models][
   TempFile f(".gguf");
   auto m = load(s, f);
   Runner r(m, 2);
-  RunOptions o;
+  PassOptions o;
   CHECK_THROWS_WITH(r.run({}, o), Catch::Contains("no sequences"));
   CHECK_THROWS_WITH(r.run({seq({1}), seq({})}, o), Catch::Contains("sequence 1 is empty"));
   CHECK_THROWS_WITH(r.run({seq({1, 100})}, o), Catch::Contains("token id 100 is outside the vocabulary (size 100)"));
   CHECK_THROWS_WITH(r.run({seq({-5})}, o), Catch::Contains("token id -5"));
   CHECK_THROWS_WITH(r.run({seq(std::vector<int32_t>(65, 1))}, o), Catch::Contains("65 tokens") && Catch::Contains("context length 64"));
   CHECK_THROWS_WITH(r.run({SequenceInput{{1, 2}, {0, 2}, {}}}, o), Catch::Contains("token type 2"));
-  RunOptions rank;
+  PassOptions rank;
   rank.pooling = Pooling::Rank;
   CHECK_THROWS_WITH(r.run({seq({1})}, rank), Catch::Contains("classifier head"));
-  RunOptions dims;
-  dims.dims = 33;
-  CHECK_THROWS_WITH(r.run({seq({1})}, dims), Catch::Contains("dims 33"));
-  RunOptions excl;
+  PassOptions excl;
   excl.exclude_special = true;
   CHECK_THROWS_WITH(r.run({seq({1})}, excl), Catch::Contains("special-token mask"));
 }
@@ -117,7 +114,7 @@ TEST_CASE("cls pooling on a causal model warns loudly", "[models][errors]") {
   TempFile f(".gguf");
   auto m = load(s, f);
   Runner r(m, 2);
-  RunOptions o;
+  PassOptions o;
   o.pooling = Pooling::Cls;
   const RunOutput out = r.run({seq({1, 2, 3})}, o);
   REQUIRE(out.warnings.size() == 1);

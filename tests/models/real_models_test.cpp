@@ -52,7 +52,7 @@ void check_minilm(const char* env, const char* label, double min_cosine) {
   std::vector<std::string> texts;
   for (const FixtureCase& c : f.cases) texts.push_back(c.text);
   Context ctx(m.value(), 2);
-  EmbedOptions o;
+  Request o;
   o.max_tokens = 256;  // sentence-transformers' max_seq_length for this model
   o.truncate = true;
   auto got = ctx.embed(texts, o);
@@ -123,9 +123,8 @@ double spearman(const std::vector<double>& a, const std::vector<double>& b) {
 void check_gemma_pooling(Runner& r, const Fixture& f, Pooling p) {
   const std::string kind = pooling_name(p);
   const NpyArray quant = f.npy("pooled_" + kind + ".npy"), exact = f.npy("pooled_" + kind + "_f32weights.npy");
-  RunOptions o;
+  PassOptions o;
   o.pooling = p;
-  o.normalize = -1;
   double min_exact = 1.0, min_quant = 1.0, min_llama_own = 1.0;
   for (size_t i = 0; i < f.cases.size(); i++) {
     const RunOutput one = r.run({SequenceInput{f.cases[i].ids, {}, {}}}, o);
@@ -179,7 +178,7 @@ TEST_CASE("STS-B dev Spearman with MiniLM equals sentence-transformers' within 0
   auto m = Model::load(env_path("EMBED_MINILM_GGUF_F32"), ModelOptions{Device::Cpu, 2, 0});
   REQUIRE(m.ok());
   Context ctx(m.value(), 2);
-  EmbedOptions o;
+  Request o;
   o.max_tokens = 256;
   o.truncate = true;
   auto ea = ctx.embed(a, o), eb = ctx.embed(b, o);
@@ -206,9 +205,8 @@ TEST_CASE("gemma-3-270m Q4_K_M matches llama.cpp, exactly on f32 weights, mean a
 namespace {
 // Median over texts of 1 - cosine(ours, reference).
 double median_gap(Runner& r, const Fixture& f, Pooling p, const NpyArray& ref) {
-  RunOptions o;
+  PassOptions o;
   o.pooling = p;
-  o.normalize = -1;
   std::vector<double> gaps;
   for (size_t i = 0; i < f.cases.size(); i++) {
     const RunOutput one = r.run({SequenceInput{f.cases[i].ids, {}, {}}}, o);

@@ -33,9 +33,8 @@ std::vector<SequenceInput> inputs(const Fixture& f) {
 void check_pooled(Runner& r, const Fixture& f, Pooling p, const NpyArray& want, const std::string& what) {
   REQUIRE(want.rows() == static_cast<int64_t>(f.cases.size()));
   const std::vector<SequenceInput> seqs = inputs(f);
-  RunOptions o;
+  PassOptions o;
   o.pooling = p;
-  o.normalize = -1;
   Stat alone, batched;
   const RunOutput all = r.run(seqs, o);
   REQUIRE(all.cols == want.cols());
@@ -56,9 +55,8 @@ void check_pooled(Runner& r, const Fixture& f, Pooling p, const NpyArray& want, 
 void check_scores(Runner& r, const Fixture& f, const NpyArray& want) {
   REQUIRE(want.data.size() == f.cases.size());
   const std::vector<SequenceInput> seqs = inputs(f);
-  RunOptions o;
+  PassOptions o;
   o.pooling = Pooling::Rank;
-  o.normalize = -1;
   const RunOutput all = r.run(seqs, o);
   std::vector<float> alone, batched;
   for (size_t i = 0; i < seqs.size(); i++) {
@@ -75,7 +73,7 @@ void check_scores(Runner& r, const Fixture& f, const NpyArray& want) {
 
 void check_hidden(Runner& r, const Fixture& f, const NpyArray& want) {
   const std::vector<SequenceInput> seqs = inputs(f);
-  RunOptions o;
+  PassOptions o;
   o.keep_hidden = true;
   o.pooling = Pooling::None;
   const RunOutput all = r.run(seqs, o);

@@ -170,6 +170,41 @@ TEST_CASE("truncation keeps the special tokens; error mode throws", "[tokenizer]
   CHECK_THROWS_AS(t->truncate(q, 1), embed::Error);  // 2 added specials cannot fit in 1
 }
 
+TEST_CASE("left truncation keeps the end of the text and the special tokens on both sides", "[tokenizer]") {
+  const auto t = load_vocab("minilm");
+  // Whole: [CLS] hello world foo bar [SEP] (bert-base-uncased vocab ids).
+  const Ids whole = {101, 7592, 2088, 29379, 3347, 102};
+  REQUIRE(t->encode("Hello world foo bar").ids == whole);
+  EncodeOptions o;
+  o.max_tokens = 4;
+  o.direction = TruncationDirection::Left;
+  // 6 tokens, limit 4: the 2 specials stay, the last 2 of the 4 content tokens stay.
+  const Encoding e = t->encode("Hello world foo bar", o);
+  CHECK(e.ids == Ids{101, 29379, 3347, 102});
+  CHECK(e.special == std::vector<uint8_t>{1, 0, 0, 1});
+  // Offsets still point into the input: "foo" starts at byte 12, "bar" ends at 19.
+  CHECK(e.begin[1] == 12);
+  CHECK(e.end[2] == 19);
+  CHECK(has_warning(e, "truncated from 6 to 4"));
+  // Right (the default) on the same input keeps the start.
+  o.direction = TruncationDirection::Right;
+  CHECK(t->encode("Hello world foo bar", o).ids == Ids{101, 7592, 2088, 102});
+  // Pairs, longest first, left: a = hello world foo bar (4), b = hello (1), 3 specials; limit 6
+  // drops 2 tokens from the start of a: [CLS] foo bar [SEP] hello [SEP].
+  Encoding p = t->encode_pair("Hello world foo bar", "Hello");
+  t->truncate(p, 6, TruncationDirection::Left);
+  CHECK(p.ids == Ids{101, 29379, 3347, 102, 7592, 102});
+  CHECK(p.type_ids == Ids{0, 0, 0, 0, 1, 1});
+  // Limit 5 (one content token left for each text): a loses 3 from its start, b keeps its one.
+  Encoding p4 = t->encode_pair("Hello world foo bar", "Hello");
+  t->truncate(p4, 5, TruncationDirection::Left);
+  CHECK(p4.ids == Ids{101, 3347, 102, 7592, 102});
+  // Exactly the specials: no content left, the specials still there.
+  Encoding only = t->encode("Hello world foo bar");
+  t->truncate(only, 2, TruncationDirection::Left);
+  CHECK(only.ids == Ids{101, 102});
+}
+
 TEST_CASE("invalid UTF-8: each invalid byte becomes U+FFFD, offsets stay in the input", "[tokenizer]") {
   for (const char* name : {"minilm", "qwen", "unigram", "gemma"}) {
     const auto t = load_vocab(name);

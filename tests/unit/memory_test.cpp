@@ -57,7 +57,6 @@ class CountingBackend final : public Backend {
   void scale(const ScaleArgs&) override { unused(); }
   void pool(const PoolArgs&) override { unused(); }
   void softmax(const SoftmaxArgs&) override { unused(); }
-  void normalize(const NormalizeArgs&) override { unused(); }
 
  private:
   static void unused() { FAIL("a Workspace called a kernel"); }

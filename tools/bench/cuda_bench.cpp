@@ -81,14 +81,13 @@ std::vector<SequenceInput> make_batch(const ModelInfo& info, Shape shape, uint32
   return seqs;
 }
 
-RunOptions run_options(const ModelInfo& info) {
-  RunOptions o;
+PassOptions run_options(const ModelInfo& info) {
+  PassOptions o;
   o.pooling = info.default_pooling == Pooling::None || info.default_pooling == Pooling::Rank ? Pooling::Mean : info.default_pooling;
-  o.normalize = 2;
   return o;
 }
 
-double median_ms(Runner& r, const std::vector<SequenceInput>& seqs, const RunOptions& o, int reps) {
+double median_ms(Runner& r, const std::vector<SequenceInput>& seqs, const PassOptions& o, int reps) {
   for (int i = 0; i < 2; i++) r.run(seqs, o);  // warm-up: workspace growth, cuBLAS handle and heuristics
   std::vector<double> ms;
   for (int i = 0; i < reps; i++) {
@@ -147,7 +146,7 @@ void bench_model(const Config& c, const std::string& label, const std::string& p
   for (bool f32_math : {false, true}) {
     if (f32_math && !(c.f32 && c.on_cuda())) continue;
     Runner r(LoadedModel::load(path, backend_options(c, f32_math)), 0);
-    const RunOptions o = run_options(r.model().info());
+    const PassOptions o = run_options(r.model().info());
     for (Shape s : parse_shapes(c.shapes)) {
       const std::vector<SequenceInput> seqs = make_batch(r.model().info(), s, 7);
       Row row{label, weights, math_label(c, f32_math), s};
@@ -172,7 +171,7 @@ void bench_model(const Config& c, const std::string& label, const std::string& p
     std::vector<SequenceInput> one = make_batch(cpu_runner.model().info(), Shape{1, len}, static_cast<uint32_t>(len));
     seqs.push_back(one[0]);
   }
-  const RunOptions o = run_options(cpu_runner.model().info());
+  const PassOptions o = run_options(cpu_runner.model().info());
   const RunOutput want = cpu_runner.run(seqs, o);
   for (bool f32_math : {false, true}) {
     Runner r(LoadedModel::load(path, backend_options(c, f32_math)), 0);

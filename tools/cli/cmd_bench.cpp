@@ -63,8 +63,8 @@ double peak_rss_mib() {
   return static_cast<double>(u.ru_maxrss) / 1024.0;
 }
 
-Embeddings embed_or_fail(Context& ctx, const std::vector<std::string>& texts, const EmbedOptions& eo, const std::string& what) {
-  auto r = ctx.embed(texts, eo);
+Embeddings embed_or_fail(Context& ctx, const std::vector<std::string>& texts, const Request& req, const RunSettings& rs, const std::string& what) {
+  auto r = ctx.embed(texts, req, rs);
   if (!r) {
     const Status& s = r.error();
     const std::string at = s.index >= 0 ? " (input text " + std::to_string(s.index + 1) + ")" : "";
@@ -84,16 +84,16 @@ struct BatchTimes {
 // until `min_seconds` have been spent. The warm-up faults the weights in; scratch memory that a
 // bigger timed pass still needs is grown inside that pass, as it would be for a user.
 BatchTimes time_batches(Context& ctx, const std::vector<std::string>& texts, const std::vector<std::string>& warm,
-                        const EmbedOptions& eo, const BenchCommand& o) {
+                        const Request& req, const RunSettings& rs, const BenchCommand& o) {
   BatchTimes t;
   const size_t n_warm = o.warmup > 0 ? std::min(warm.size(), static_cast<size_t>(o.warmup)) : warm.size();
   Clock::time_point t0 = Clock::now();
-  embed_or_fail(ctx, std::vector<std::string>(warm.begin(), warm.begin() + static_cast<std::ptrdiff_t>(n_warm)), eo, "warm-up call");
+  embed_or_fail(ctx, std::vector<std::string>(warm.begin(), warm.begin() + static_cast<std::ptrdiff_t>(n_warm)), req, rs, "warm-up call");
   t.warmup_s = seconds_since(t0);
   const Clock::time_point start = Clock::now();
   while (static_cast<int>(t.passes.size()) < o.repeat || seconds_since(start) < o.min_seconds) {
     t0 = Clock::now();
-    const Embeddings e = embed_or_fail(ctx, texts, eo, "timed pass");
+    const Embeddings e = embed_or_fail(ctx, texts, req, rs, "timed pass");
     t.passes.push_back(seconds_since(t0));
     if (t.tokens == 0)
       for (int32_t n : e.n_tokens) t.tokens += n;
@@ -107,13 +107,13 @@ struct LatencyTimes {
 };
 
 // Each of the first `n` texts embedded alone (one embed() call per text), after one untimed call.
-LatencyTimes time_single_texts(Context& ctx, const std::vector<std::string>& texts, const EmbedOptions& eo, size_t n) {
+LatencyTimes time_single_texts(Context& ctx, const std::vector<std::string>& texts, const Request& req, const RunSettings& rs, size_t n) {
   LatencyTimes t;
   if (n == 0) return t;
-  embed_or_fail(ctx, {texts[0]}, eo, "latency warm-up");
+  embed_or_fail(ctx, {texts[0]}, req, rs, "latency warm-up");
   for (size_t i = 0; i < n; i++) {
     const Clock::time_point t0 = Clock::now();
-    const Embeddings e = embed_or_fail(ctx, {texts[i]}, eo, "latency text");
+    const Embeddings e = embed_or_fail(ctx, {texts[i]}, req, rs, "latency text");
     t.ms.push_back(seconds_since(t0) * 1e3);
     t.tokens += e.n_tokens[0];
   }
@@ -187,15 +187,12 @@ int run_bench(const BenchCommand& o) {
   if (in.texts.empty()) fail(ErrorKind::InvalidArgument, (o.input == "-" ? std::string("stdin") : o.input) + ": no text to embed");
   const InputLines warm = o.warmup_input.empty() ? in : read_lines(o.warmup_input, /*skip_empty=*/true);
   if (warm.texts.empty()) fail(ErrorKind::InvalidArgument, o.warmup_input + ": no text for the warm-up call");
-  EmbedOptions eo;
-  eo.max_tokens = o.max_tokens;
-  eo.truncate = o.truncate;
-  eo.batch_tokens = o.batch_tokens;
-  if (!o.pooling.empty()) {
-    Pooling p;
-    if (!parse_pooling(o.pooling, &p)) fail(ErrorKind::InvalidArgument, "unknown --pooling '" + o.pooling + "' (none, mean, cls, last, rank)");
-    eo.pooling = p;
-  }
+  Request req;
+  req.max_tokens = o.max_tokens;
+  req.truncate = o.truncate;
+  req.pooling = parse_pooling_flag(o.pooling);
+  RunSettings rs;
+  rs.batch_tokens = o.batch_tokens;
 
   const Clock::time_point t0 = Clock::now();
   const std::shared_ptr<const Model> model = load_model(o.model, o.device, o.threads, o.compat, o.compute_type);
@@ -203,10 +200,10 @@ int run_bench(const BenchCommand& o) {
   const double load_s = seconds_since(t0);
   const double rss_load = current_rss_mib();
 
-  const BatchTimes b = time_batches(ctx, in.texts, warm.texts, eo, o);
-  const LatencyTimes l = time_single_texts(ctx, in.texts, eo, std::min<size_t>(static_cast<size_t>(o.latency), in.texts.size()));
+  const BatchTimes b = time_batches(ctx, in.texts, warm.texts, req, rs, o);
+  const LatencyTimes l = time_single_texts(ctx, in.texts, req, rs, std::min<size_t>(static_cast<size_t>(o.latency), in.texts.size()));
   nlohmann::json j = report_json(o, model->describe(), in.texts.size(), load_s, rss_load, b, l);
-  j["pooling"] = pooling_name(eo.pooling.value_or(model->describe().default_pooling));
+  j["pooling"] = pooling_name(req.pooling.value_or(model->describe().default_pooling));
   if (o.json) std::printf("%s\n", j.dump().c_str());
   else print_text(j);
   return kExitOk;

@@ -12,7 +12,6 @@
 #include "tools/cli/commands.h"
 #include "tools/cli/input.h"
 #include "tools/cli/output.h"
-#include "tools/cli/presets.h"
 
 namespace embed::cli {
 namespace {
@@ -89,6 +88,20 @@ std::string resolve_model(const std::string& model) {
   return path;
 }
 
+std::optional<Pooling> parse_pooling_flag(const std::string& s) {
+  if (s.empty()) return std::nullopt;
+  Pooling p;
+  if (!parse_pooling(s, &p)) fail(ErrorKind::InvalidArgument, "unknown --pooling '" + s + "' (none, mean, cls, last, rank)");
+  return p;
+}
+
+TruncationDirection parse_direction_flag(const std::string& s) {
+  TruncationDirection d = TruncationDirection::Right;
+  if (!s.empty() && !parse_truncation_direction(s, &d))
+    fail(ErrorKind::InvalidArgument, "unknown --truncate-direction '" + s + "' (left, right)");
+  return d;
+}
+
 std::shared_ptr<const Model> load_model(const std::string& model, const std::string& device, int threads,
                                         const std::string& compat, const std::string& compute_type) {
   ModelOptions mo;
@@ -110,22 +123,19 @@ int run_embed(const EmbedCommand& o) {
   Format fmt = Format::Jsonl;
   if (!o.format.empty() && !parse_format(o.format, &fmt))
     fail(ErrorKind::InvalidArgument, "unknown --format '" + o.format + "' (json, jsonl, csv, npy, raw)");
-  EmbedOptions eo;
-  if (!o.pooling.empty()) {
-    Pooling p;
-    if (!parse_pooling(o.pooling, &p)) fail(ErrorKind::InvalidArgument, "unknown --pooling '" + o.pooling + "' (none, mean, cls, last, rank)");
-    eo.pooling = p;
-  }
-  if (o.dims < 0) fail(ErrorKind::InvalidArgument, "--dims must be a positive number of dimensions");
-  if (o.normalize < -1) fail(ErrorKind::InvalidArgument, "--normalize must be -1 (none), 0 (max-abs), 1, 2 or a p > 2");
-  if (!o.prefix.empty() && !o.prompt.empty()) fail(ErrorKind::InvalidArgument, "give either --prefix or --prompt, not both");
-  eo.normalize = o.normalize;
-  eo.dims = o.dims;
-  eo.prefix = o.prompt.empty() ? o.prefix : preset_prefix(o.prompt);
-  eo.max_tokens = o.max_tokens;
-  eo.truncate = o.truncate;
-  eo.batch_tokens = o.batch_tokens;
-  eo.exclude_special = o.exclude_special;
+  Request req;
+  req.pooling = parse_pooling_flag(o.pooling);
+  req.normalize = o.normalize;
+  req.dimensions = o.dims;
+  if (o.prefix_given && !o.prompt_name.empty()) fail(ErrorKind::InvalidArgument, "give either --prefix or --prompt-name, not both");
+  if (o.prefix_given) req.prompt = o.prefix;
+  req.prompt_name = o.prompt_name;
+  req.max_tokens = o.max_tokens;
+  req.truncate = o.truncate;
+  req.truncation_direction = parse_direction_flag(o.truncate_direction);
+  req.exclude_special = o.exclude_special;
+  RunSettings settings;
+  settings.batch_tokens = o.batch_tokens;
 
   const InputLines in = read_lines(o.input, o.skip_empty);
   if (!in.skipped.empty()) {
@@ -140,16 +150,17 @@ int run_embed(const EmbedCommand& o) {
 
   if (o.verbose) {
     const tok::Tokenizer& tk = model->tokenizer();
+    const std::string prompt = resolve_prompt(model->describe().prompts, req.prompt, req.prompt_name);
     for (size_t i = 0; i < in.texts.size(); i++) {
-      const tok::Encoding e = tk.encode(eo.prefix + in.texts[i]);
+      const tok::Encoding e = tk.encode(prompt + in.texts[i]);
       std::string pieces;
       for (size_t k = 0; k < e.ids.size() && k < 64; k++) pieces += (k ? " " : "") + std::string(tk.piece(e.ids[k]));
       std::fprintf(stderr, "line %zu: %zu tokens: %s%s\n", in.line_numbers[i], e.ids.size(), pieces.c_str(), e.ids.size() > 64 ? " ..." : "");
     }
   }
   Progress progress(o.progress || isatty(fileno(stderr)));
-  eo.progress = [&](size_t done, size_t total) { progress.update(done, total); };
-  auto result = ctx.embed(in.texts, eo);
+  settings.progress = [&](size_t done, size_t total) { progress.update(done, total); };
+  auto result = ctx.embed(in.texts, req, settings);
   if (!result) fail_at_line(result.error(), in, o.input);
   const Embeddings& e = result.value();
   for (const std::string& w : e.warnings) std::fprintf(stderr, "embed: warning: %s\n", w.c_str());

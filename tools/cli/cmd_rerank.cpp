@@ -18,9 +18,11 @@ int run_rerank(const RerankCommand& o) {
   const InputLines in = read_lines(o.documents, o.skip_empty);
   if (in.texts.empty()) fail(ErrorKind::InvalidArgument, o.documents + ": no documents to rank");
   Context ctx(load_model(o.model, o.device, o.threads, o.compat, o.compute_type), o.threads);
-  RerankOptions ro;
-  ro.max_tokens = o.max_tokens;
-  auto scores = ctx.rerank(o.query, in.texts, ro);
+  Request req;
+  req.max_tokens = o.max_tokens;
+  req.truncate = true;  // documents longer than the limit are cut (the longer text first)
+  req.truncation_direction = parse_direction_flag(o.truncate_direction);
+  auto scores = ctx.rerank(o.query, in.texts, req);
   if (!scores) {
     const Status& s = scores.error();
     if (s.index >= 0) fail(s.kind, "line " + std::to_string(in.line_numbers[s.index]) + ": " + s.message);

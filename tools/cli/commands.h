@@ -3,7 +3,10 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
+
+#include "engine/request.h"
 
 namespace embed {
 class Model;
@@ -24,9 +27,12 @@ struct EmbedCommand {
   std::string pooling;        // empty: the model's
   int normalize = 2;
   int dims = 0;
-  std::string prefix, prompt;
+  std::string prefix;          // --prefix: explicit prompt text
+  bool prefix_given = false;   // --prefix was on the command line (even as '')
+  std::string prompt_name;     // --prompt-name (alias --prompt)
   int64_t max_tokens = 0;
   bool truncate = false;
+  std::string truncate_direction;  // --truncate-direction left|right (empty: right)
   int threads = 0;
   int64_t batch_tokens = 0;
   std::string format;         // empty: jsonl (a table for --similarity)
@@ -48,6 +54,7 @@ struct RerankCommand {
   std::string documents;     // path or "-"
   int64_t top_n = 0;
   int64_t max_tokens = 0;
+  std::string truncate_direction;  // which end of a long document is kept (empty: right = the start)
   std::string format;        // empty: text table; json, jsonl
   int threads = 0;
   bool skip_empty = false;
@@ -61,6 +68,9 @@ int run_rerank(const RerankCommand& o);
 // that tools/models.sh default writes. Throws with the fix when it is not there.
 std::string resolve_model(const std::string& model);
 bool is_gguf_file(const std::string& path);
+// --pooling and --truncate-direction as the request type takes them; throws naming the flag.
+std::optional<Pooling> parse_pooling_flag(const std::string& s);
+TruncationDirection parse_direction_flag(const std::string& s);
 // Loads `model` (resolve_model) on --device `device` ("cpu" or "cuda") with `threads`, --compat
 // `compat` ("" or "llama.cpp") and --compute-type `compute_type` ("", f32, bf16, int8); throws the
 // loader's error, or names an unknown value.
@@ -87,6 +97,32 @@ struct BenchCommand {
   std::string compute_type;
 };
 int run_bench(const BenchCommand& o);
+
+// `embed serve`: the HTTP server (tools/server/, docs/server.md). Defaults follow TEI's.
+struct ServeCommand {
+  std::string model;
+  std::string host = "127.0.0.1";
+  int port = 3000;                       // 0: any free port (printed on stderr)
+  int threads = 0;                       // compute threads (0: all cores)
+  int http_threads = 2;                  // transport threads (HTTP parsing, JSON, tokenization)
+  std::string device = "cpu";
+  std::string compat;
+  std::string compute_type;              // f32 (default), bf16, int8
+  std::string model_name;                // default: the file name without .gguf
+  size_t max_concurrent_requests = 512;
+  int64_t max_batch_tokens = 16384;
+  size_t max_client_batch_size = 32;
+  size_t payload_limit = 2000000;
+  bool auto_truncate = false;
+  int64_t max_input_tokens = 0;          // 0: the model's context length
+  int64_t interactive_tokens = 512;
+  std::string api_key;
+  std::string cors;
+  double read_timeout = 30;
+  size_t max_connections = 0;            // 0: max_concurrent_requests + 64
+  double drain_timeout = 60;
+};
+int run_serve(const ServeCommand& o);
 
 struct InfoOptions {
   std::string model;

@@ -12,7 +12,7 @@
 
 #include "base/error.h"
 #include "tools/cli/commands.h"
-#include "tools/cli/presets.h"
+#include "engine/prompts.h"
 
 namespace embed::cli {
 namespace {
@@ -82,7 +82,7 @@ int exit_code_for(ErrorKind k) {
 }
 
 std::string presets_help() {
-  std::string s = "Prompt presets (--prompt NAME):\n";
+  std::string s = "Prompt presets (--prompt-name NAME; the model's own prompts come first):\n";
   for (const PromptPreset& p : prompt_presets()) s += "  " + std::string(p.name) + ": " + p.use + "\n";
   return s;
 }
@@ -111,7 +111,7 @@ constexpr const char* kComputeTypeHelp =
 
 int embed_main(int argc, char** argv) {
   CLI::App app{"embed: text embeddings from GGUF models. One vector per input line, in order.", "embed"};
-  app.footer("Subcommands: embed info | tokenize | rerank | convert | bench  (embed SUBCOMMAND --help)\n\n" + presets_help() +
+  app.footer("Subcommands: embed info | tokenize | rerank | convert | bench | serve  (embed SUBCOMMAND --help)\n\n" + presets_help() +
              "\nExit codes: 0 ok, 1 engine failure, 2 usage error, 3 bad input data, 4 file error.");
   EmbedCommand o;
   std::vector<std::string> positional;
@@ -121,10 +121,11 @@ int embed_main(int argc, char** argv) {
   app.add_option("--pooling", o.pooling, "none, mean, cls, last, rank (default: the model's)");
   app.add_option("--normalize", o.normalize, "-1 none, 0 max-abs (int16 range), 1 L1, 2 L2 (default), p > 2 p-norm");
   app.add_option("--dims", o.dims, "Matryoshka: keep the first N dimensions, then normalize");
-  app.add_option("--prefix", o.prefix, "Text prepended to every line (e.g. 'query: ')");
-  app.add_option("--prompt", o.prompt, "A prompt preset for the model family (see below)");
+  CLI::Option* prefix = app.add_option("--prefix", o.prefix, "Prompt text prepended to every line (e.g. 'query: '); '' turns off the model's default prompt");
+  app.add_option("--prompt-name,--prompt", o.prompt_name, "A prompt by name: the model's own (GGUF metadata), else a preset (see below)");
   app.add_option("--max-tokens", o.max_tokens, "Token limit per line (default: the model's context length)");
   app.add_flag("--truncate", o.truncate, "Cut lines longer than the limit instead of failing");
+  app.add_option("--truncate-direction", o.truncate_direction, "right (default): keep the start of a long line; left: keep its end");
   app.add_option("-t,--threads", o.threads, "CPU threads (default: all cores)");
   app.add_option("--batch-tokens", o.batch_tokens, "Tokens per forward pass (default 4096)");
   app.add_option("-f,--format", o.format, "jsonl (default), json, csv, npy, raw");
@@ -138,6 +139,7 @@ int embed_main(int argc, char** argv) {
   app.add_option("--compat", o.compat, kCompatHelp);
   app.add_option("--compute-type", o.compute_type, kComputeTypeHelp);
   if (const int rc = parse(app, argc, argv); rc >= 0) return rc;
+  o.prefix_given = prefix->count() > 0;
   if (positional.size() == 2) {
     if (!o.model.empty()) throw Error(ErrorKind::InvalidArgument, "give the model either as the first argument or with --model, not both");
     o.model = positional[0];
@@ -167,6 +169,7 @@ int rerank_main(int argc, char** argv) {
   app.add_option("-q,--query", o.query, "The query")->required();
   app.add_option("-n,--top-n", o.top_n, "Print only the best N");
   app.add_option("--max-tokens", o.max_tokens, "Token limit for query + document (default: the model's context length)");
+  app.add_option("--truncate-direction", o.truncate_direction, "right (default): keep the start of a long document; left: keep its end");
   app.add_option("-f,--format", o.format, "text (default), json, jsonl");
   app.add_option("-t,--threads", o.threads, "CPU threads");
   app.add_flag("--skip-empty", o.skip_empty, "Leave empty lines out instead of failing");
@@ -224,6 +227,35 @@ int bench_main(int argc, char** argv) {
   return run_bench(o);
 }
 
+int serve_main(int argc, char** argv) {
+  CLI::App app{"Serve embeddings and reranking over HTTP: OpenAI, TEI, Jina/Cohere and llama.cpp routes (docs/server.md)",
+               "embed serve"};
+  ServeCommand o;
+  app.add_option("model", o.model, "Model file (GGUF), or 'default'")->required();
+  app.add_option("--host,--hostname", o.host, "Address to listen on (0.0.0.0: every interface)")->capture_default_str();
+  app.add_option("-p,--port", o.port, "Port (0: any free port, printed on stderr)")->capture_default_str();
+  app.add_option("-t,--threads", o.threads, "Compute threads (default: all cores)");
+  app.add_option("--http-threads", o.http_threads, "Transport threads: HTTP, JSON, tokenization")->capture_default_str();
+  app.add_option("--device", o.device, "cpu (default) or cuda");
+  app.add_option("--compat", o.compat, kCompatHelp);
+  app.add_option("--compute-type", o.compute_type, kComputeTypeHelp);
+  app.add_option("--model-name", o.model_name, "Model id in answers and /v1/models (default: the file name)");
+  app.add_option("--max-concurrent-requests", o.max_concurrent_requests, "Requests queued or computing at once; more get 429")->capture_default_str();
+  app.add_option("--max-batch-tokens", o.max_batch_tokens, "Tokens per forward pass, across requests")->capture_default_str();
+  app.add_option("--max-client-batch-size", o.max_client_batch_size, "Inputs per request; more get 413")->capture_default_str();
+  app.add_option("--payload-limit", o.payload_limit, "Request body bytes; more get 413")->capture_default_str();
+  app.add_flag("--auto-truncate", o.auto_truncate, "Truncate long inputs when a request does not say (default: 413)");
+  app.add_option("--max-input-tokens", o.max_input_tokens, "Tokens per input (default: the model's context length)");
+  app.add_option("--interactive-tokens", o.interactive_tokens, "Requests of at most this many tokens skip ahead of bulk ones")->capture_default_str();
+  app.add_option("--api-key", o.api_key, "Require 'Authorization: Bearer KEY' (not on /health and /metrics)");
+  app.add_option("--cors", o.cors, "Allow browsers from this origin ('*' for any)");
+  app.add_option("--read-timeout", o.read_timeout, "Seconds to receive a whole request (slow or idle clients are closed)")->capture_default_str();
+  app.add_option("--max-connections", o.max_connections, "Open connections (default: max-concurrent-requests + 64)");
+  app.add_option("--drain-timeout", o.drain_timeout, "Seconds to finish requests in flight after SIGTERM")->capture_default_str();
+  if (const int rc = parse(app, argc, argv); rc >= 0) return rc;
+  return run_serve(o);
+}
+
 struct Subcommand {
   const char* name;
   int (*main)(int, char**);
@@ -235,6 +267,7 @@ const Subcommand kSubcommands[] = {
     {"tokenize", tokenize_main},
     {"convert", convert_main},
     {"bench", bench_main},
+    {"serve", serve_main},
 };
 
 }  // namespace

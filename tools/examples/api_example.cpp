@@ -41,11 +41,24 @@ int main(int argc, char** argv) {
     std::printf("cos(text 0, text %lld) = %.4f   %s\n", static_cast<long long>(i), dot, texts[i].c_str());
   }
 
+  // What to compute is one Request: here Matryoshka (the first 8 values, re-normalized) and the
+  // end of a long text kept when it must be cut.
+  embed::Request small;
+  small.dimensions = 8;
+  small.truncate = true;
+  small.truncation_direction = embed::TruncationDirection::Left;
+  auto e8 = ctx.embed(texts, small);
+  if (!e8 || e8.value().cols != 8) {
+    std::fprintf(stderr, "error: %s\n", e8 ? "wrong width" : e8.error().message.c_str());
+    return 1;
+  }
+  std::printf("dimensions 8: row 0 starts %.6f\n", e8.value().row(0)[0]);
+
   // Low level: sequences keyed by id; one forward pass; results read back by id.
   embed::TokenBatch batch;
   batch.add(/*seq_id=*/7, model->tokenizer().encode(texts[0]).ids);
   batch.add(/*seq_id=*/3, model->tokenizer().encode(texts[2]).ids);
-  embed::BatchOptions bo;
+  embed::Request bo;  // the same request type as embed(): pooling, normalize, dimensions, ...
   bo.hidden_states = true;
   auto out = ctx.run(batch, bo);
   if (!out) {

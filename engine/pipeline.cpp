@@ -1,0 +1,243 @@
+// Tokenization and limits per request, batch planning, row finishing, and the batch loop of a
+// single request (Context::embed / rerank); the server's scheduler reuses all but the loop.
+#include "engine/pipeline.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "tokenizer/tokenizer.h"
+
+namespace embed {
+namespace {
+
+void add_warning(std::vector<std::string>& out, const std::string& w) {
+  if (std::find(out.begin(), out.end(), w) == out.end()) out.push_back(w);
+}
+
+std::string replace_all(std::string s, const std::string& from, const std::string& to) {
+  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) s.replace(at, from.size(), to);
+  return s;
+}
+
+const tok::Tokenizer& tokenizer_of(const Model& m) {
+  if (!m.has_tokenizer()) fail(ErrorKind::Unsupported, m.describe().path + " has no tokenizer metadata: give token ids instead of text");
+  return m.tokenizer();
+}
+
+// Runs `body` for input i, turning any error into an InputError naming i.
+template <class F>
+void for_input(size_t i, F&& body) {
+  try {
+    body();
+  } catch (const InputError&) {
+    throw;
+  } catch (const Error& e) {
+    throw InputError(e.kind(), static_cast<int64_t>(i), e.what());
+  }
+}
+
+[[noreturn]] void too_long(size_t i, const char* what, size_t n, int64_t limit) {
+  throw InputError(ErrorKind::InvalidArgument, static_cast<int64_t>(i),
+                   std::string(what) + " has " + std::to_string(n) + " tokens, more than the limit of " + std::to_string(limit) + " tokens",
+                   /*too_long=*/true);
+}
+
+void summarize_truncation(Tokenized& t, size_t n_inputs, int64_t limit, const char* what) {
+  if (t.truncated)
+    t.warnings.push_back(std::to_string(t.truncated) + " of " + std::to_string(n_inputs) + " " + what + " were longer than " +
+                         std::to_string(limit) + " tokens and were truncated");
+}
+
+// The template prompt of a yes/no reranker (Qwen3-Reranker), its document shortened until the
+// prompt fits when truncating: special-token text in the template is parsed.
+tok::Encoding encode_rerank_template(const Model& m, const ResolvedRequest& r, const std::string& query, std::string doc, size_t i,
+                                     bool* truncated) {
+  const tok::Tokenizer& tk = m.tokenizer();
+  tok::EncodeOptions eo;
+  eo.add_special = false;
+  eo.parse_special = true;
+  for (;;) {
+    tok::Encoding e = tk.encode(replace_all(replace_all(m.rerank_template(), "{query}", query), "{document}", doc), eo);
+    const int64_t n = static_cast<int64_t>(e.ids.size());
+    if (n <= r.max_tokens) return e;
+    if (!r.truncate || doc.empty()) too_long(i, "query + document", e.ids.size(), r.max_tokens);
+    *truncated = true;
+    // Drop as many document tokens as the prompt is over the limit, at the request's side.
+    const tok::Encoding de = tk.encode(doc, tok::EncodeOptions{false, false, 0, tok::Overflow::Truncate});
+    const int64_t nd = static_cast<int64_t>(de.ids.size());
+    const int64_t keep = std::max<int64_t>(0, nd - (n - r.max_tokens));
+    if (keep == 0) doc.clear();
+    else if (r.truncation_direction == TruncationDirection::Right) doc = doc.substr(0, de.end[static_cast<size_t>(keep - 1)]);
+    else doc = doc.substr(de.begin[static_cast<size_t>(nd - keep)]);
+  }
+}
+
+}  // namespace
+
+Tokenized tokenize_texts(const Model& m, const ResolvedRequest& r, const std::vector<std::string>& texts) {
+  const tok::Tokenizer& tk = tokenizer_of(m);
+  Tokenized out;
+  out.seqs.reserve(texts.size());
+  for (size_t i = 0; i < texts.size(); i++)
+    for_input(i, [&] {
+      tok::Encoding e = tk.encode(r.prompt + texts[i]);
+      if (e.ids.empty()) throw InputError(ErrorKind::InvalidArgument, static_cast<int64_t>(i), "text " + std::to_string(i) + " gives no tokens");
+      if (static_cast<int64_t>(e.ids.size()) > r.max_tokens) {
+        if (!r.truncate) too_long(i, "text", e.ids.size(), r.max_tokens);
+        // Asked for: one summary warning rather than the tokenizer's note per text.
+        const size_t notes = e.warnings.size();
+        tk.truncate(e, static_cast<size_t>(r.max_tokens), r.truncation_direction);
+        e.warnings.resize(notes);
+        out.truncated++;
+      }
+      for (const std::string& w : e.warnings) add_warning(out.warnings, w);
+      out.seqs.push_back(SequenceInput{std::move(e.ids), std::move(e.type_ids), std::move(e.special)});
+    });
+  summarize_truncation(out, texts.size(), r.max_tokens, "texts");
+  return out;
+}
+
+Tokenized sequences_from_ids(const Model& m, const ResolvedRequest& r, std::vector<std::vector<int32_t>> ids) {
+  if (r.exclude_special) fail(ErrorKind::InvalidArgument, "exclude_special needs text input (token ids carry no special-token mask)");
+  const int64_t n_vocab = m.describe().n_vocab;
+  Tokenized out;
+  out.seqs.reserve(ids.size());
+  for (size_t i = 0; i < ids.size(); i++) {
+    std::vector<int32_t>& v = ids[i];
+    const auto at = static_cast<int64_t>(i);
+    if (v.empty()) throw InputError(ErrorKind::InvalidArgument, at, "token list " + std::to_string(i) + " is empty");
+    for (int32_t id : v)
+      if (id < 0 || id >= n_vocab)
+        throw InputError(ErrorKind::InvalidArgument, at, "token id " + std::to_string(id) + " is outside the vocabulary (size " +
+                                                             std::to_string(n_vocab) + ")");
+    const int64_t n = static_cast<int64_t>(v.size());
+    if (n > r.max_tokens) {
+      if (!r.truncate) too_long(i, "token list", v.size(), r.max_tokens);
+      if (r.truncation_direction == TruncationDirection::Right) v.resize(static_cast<size_t>(r.max_tokens));
+      else v.erase(v.begin(), v.begin() + (n - r.max_tokens));
+      out.truncated++;
+    }
+    out.seqs.push_back(SequenceInput{std::move(v), {}, {}});
+  }
+  summarize_truncation(out, ids.size(), r.max_tokens, "token lists");
+  return out;
+}
+
+Tokenized tokenize_pairs(const Model& m, const ResolvedRequest& r, const std::string& query, const std::vector<std::string>& docs) {
+  const tok::Tokenizer& tk = tokenizer_of(m);
+  Tokenized out;
+  out.seqs.reserve(docs.size());
+  for (size_t i = 0; i < docs.size(); i++)
+    for_input(i, [&] {
+      tok::Encoding e;
+      bool truncated = false;
+      if (!m.rerank_template().empty()) {
+        e = encode_rerank_template(m, r, query, docs[i], i, &truncated);
+      } else {
+        e = tk.encode_pair(query, docs[i]);
+        if (static_cast<int64_t>(e.ids.size()) > r.max_tokens) {
+          if (!r.truncate) too_long(i, "query + document", e.ids.size(), r.max_tokens);
+          tk.truncate(e, static_cast<size_t>(r.max_tokens), r.truncation_direction);
+          truncated = true;
+        }
+      }
+      out.truncated += truncated;
+      out.seqs.push_back(SequenceInput{std::move(e.ids), std::move(e.type_ids), std::move(e.special)});
+    });
+  summarize_truncation(out, docs.size(), r.max_tokens, "query + document pairs");
+  return out;
+}
+
+PassOptions pass_options(const ResolvedRequest& r) {
+  PassOptions p;
+  p.pooling = r.pooling;
+  p.exclude_special = r.exclude_special;
+  p.keep_hidden = r.hidden_states;
+  return p;
+}
+
+std::vector<std::vector<size_t>> plan_batches(const std::vector<SequenceInput>& seqs, int64_t budget) {
+  std::vector<size_t> order(seqs.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return seqs[a].ids.size() > seqs[b].ids.size(); });
+  std::vector<std::vector<size_t>> batches;
+  int64_t used = 0;
+  for (size_t i : order) {
+    const int64_t n = static_cast<int64_t>(seqs[i].ids.size());
+    if (batches.empty() || used + n > budget) {
+      batches.emplace_back();
+      used = 0;
+    }
+    batches.back().push_back(i);
+    used += n;
+  }
+  return batches;
+}
+
+void finish_rows(const float* in, int64_t rows, int64_t cols, const RowFinish& f, float* out) {
+  const int64_t dims = finished_width(cols, f);
+  EMBED_CHECK(dims > 0 && dims <= cols, "finish_rows: dims outside 1..cols");
+  const int p = f.normalize;
+  for (int64_t r = 0; r < rows; r++) {
+    const float* x = in + r * cols;
+    float* y = out + r * dims;
+    double norm = 1.0;
+    if (p == 0) {
+      double m = 0;
+      for (int64_t i = 0; i < dims; i++) m = std::max(m, std::fabs(static_cast<double>(x[i])));
+      norm = m / 32760.0;
+    } else if (p == 2) {
+      double s = 0;
+      for (int64_t i = 0; i < dims; i++) s += static_cast<double>(x[i]) * x[i];
+      norm = std::sqrt(s);
+    } else if (p > 0) {
+      double s = 0;
+      for (int64_t i = 0; i < dims; i++) s += std::pow(std::fabs(static_cast<double>(x[i])), p);
+      norm = std::pow(s, 1.0 / p);
+    }
+    const double inv = norm > 0 ? 1.0 / norm : 0.0;
+    // Forward in place is safe: y[i] is written after x[i] is read, and y <= x.
+    for (int64_t i = 0; i < dims; i++) y[i] = static_cast<float>(x[i] * inv);
+  }
+}
+
+Embeddings run_request(Runner& runner, const ResolvedRequest& r, Tokenized t, const RunSettings& s) {
+  Embeddings out;
+  out.warnings = std::move(t.warnings);
+  std::vector<SequenceInput>& seqs = t.seqs;
+  const bool per_token = r.pooling == Pooling::None;
+  int64_t longest = 0;
+  if (per_token) out.row_offsets.push_back(0);
+  for (const SequenceInput& q : seqs) {
+    const int64_t n = static_cast<int64_t>(q.ids.size());
+    out.n_tokens.push_back(static_cast<int32_t>(n));
+    longest = std::max(longest, n);
+    if (per_token) out.row_offsets.push_back(out.row_offsets.back() + n);
+  }
+  out.rows = per_token ? out.row_offsets.back() : static_cast<int64_t>(seqs.size());
+  const PassOptions pass = pass_options(r);
+  size_t done = 0;
+  for (const std::vector<size_t>& batch : plan_batches(seqs, std::max(longest, s.batch_tokens > 0 ? s.batch_tokens : kDefaultBatchTokens))) {
+    std::vector<SequenceInput> part;
+    part.reserve(batch.size());
+    for (size_t i : batch) part.push_back(std::move(seqs[i]));
+    const RunOutput o = runner.run(part, pass);
+    for (const std::string& w : o.warnings) add_warning(out.warnings, w);
+    if (out.data.empty()) {
+      out.cols = finished_width(o.cols, r.finish);
+      out.data.resize(static_cast<size_t>(out.rows * out.cols));
+    }
+    for (size_t j = 0; j < batch.size(); j++) {
+      const int64_t dst = per_token ? out.row_offsets[batch[j]] : static_cast<int64_t>(batch[j]);
+      const int64_t src = per_token ? o.cu_seqlens[j] : static_cast<int64_t>(j);
+      const int64_t n = per_token ? o.cu_seqlens[j + 1] - o.cu_seqlens[j] : 1;
+      finish_rows(o.pooled.data() + src * o.cols, n, o.cols, r.finish, out.data.data() + dst * out.cols);
+    }
+    done += batch.size();
+    if (s.progress) s.progress(done, seqs.size());
+  }
+  return out;
+}
+
+}  // namespace embed

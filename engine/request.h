@@ -1,0 +1,78 @@
+// What to compute for a set of inputs: the one description that every front end (the CLI, the
+// C++ API, the server, bindings) fills in and the engine passes down unchanged, its validation
+// against a model (one set of messages), and the execution settings kept apart from it.
+// Add a field here, resolve and check it in resolve_request(), and every front end gets it.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "engine/model.h"
+#include "tokenizer/tokenizer.h"
+
+namespace embed {
+
+struct ModelDescription;
+using TruncationDirection = tok::TruncationDirection;
+
+// "right" / "left", any case (TEI spells them "Right" / "Left"); false for anything else.
+bool parse_truncation_direction(const std::string& s, TruncationDirection* out);
+
+// Embedding texts and token ids, or scoring (query, document) pairs with a rank head.
+enum class Task { Embed, Rerank };
+
+struct Request {
+  // Per forward pass (sequences batched together share these).
+  std::optional<Pooling> pooling;  // default: the model's for Embed, Rank for Rerank
+  bool exclude_special = false;    // mean pooling leaves out special tokens ([CLS], [SEP], BOS, ...)
+  bool hidden_states = false;      // Context::run: also keep every token's final hidden state
+  // Per output row (may differ between requests in one forward pass).
+  std::optional<int> normalize;    // -1 none, 0 max-abs int16 range, 1 L1, 2 L2, > 2 p-norm;
+                                   // default 2, none for rank pooling
+  int dimensions = 0;              // Matryoshka: the first `dimensions` values, then normalize (0 = all)
+  // Tokenization and length.
+  int64_t max_tokens = 0;          // per input (per query+document); 0 = the model's context length
+  bool truncate = false;           // false: an input longer than max_tokens is an error
+  TruncationDirection truncation_direction = TruncationDirection::Right;  // Right keeps the start
+  // Prompt, prepended to every text (Embed only): explicit text (even "") > prompt_name (the
+  // model's prompts, then the presets of engine/prompts.h) > the model's default prompt > none.
+  std::optional<std::string> prompt;
+  std::string prompt_name;
+};
+
+// How pooled rows are finished (Matryoshka truncation, then normalization).
+struct RowFinish {
+  int normalize = 2;
+  int dims = 0;  // 0 = the full width
+};
+
+// A Request checked against a model, with every default filled in.
+struct ResolvedRequest {
+  Task task = Task::Embed;
+  Pooling pooling = Pooling::Mean;
+  bool exclude_special = false;
+  bool hidden_states = false;
+  RowFinish finish;
+  int64_t max_tokens = 0;  // > 0
+  bool truncate = false;
+  TruncationDirection truncation_direction = TruncationDirection::Right;
+  std::string prompt;      // resolved text ("" = none)
+};
+
+// The validation of every front end. Throws embed::Error(InvalidArgument) whose message starts
+// with the field at fault as Request names it ("dimensions 1000 is outside 1..384 for this model").
+ResolvedRequest resolve_request(const ModelDescription& model, const Request& r, Task task);
+
+// Width of a pooled row before finishing: n_cls_out for rank, d_model for none (per token), the
+// model's output width otherwise.
+int64_t pooled_width(const ModelDescription& model, Pooling p);
+
+// How to run, not what to compute.
+struct RunSettings {
+  int64_t batch_tokens = 0;  // tokens per forward pass; 0 = default (4096, at least the longest input)
+  std::function<void(size_t done, size_t total)> progress;  // called after each forward pass
+};
+
+}  // namespace embed

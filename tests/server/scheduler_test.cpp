@@ -1,0 +1,131 @@
+// The cross-request scheduler without sockets: rows of concurrent requests with different row
+// options equal solo runs bit for bit, small requests overtake queued bulk work, admission is
+// bounded, cancelled requests are dropped without disturbing others. Committed tiny BERT model.
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <future>
+
+#include "engine/scheduler.h"
+
+using namespace embed;
+
+namespace {
+
+const std::string kModel = std::string(EMBED_FIXTURES_DIR) + "/models/tiny-bert-rank/model.gguf";
+
+std::shared_ptr<const Model> model() {
+  static auto m = Model::load(kModel, ModelOptions{Device::Cpu, 2, 0}).value();
+  return m;
+}
+
+Tokenized tokenize(const ResolvedRequest& r, const std::vector<std::string>& texts) { return tokenize_texts(*model(), r, texts); }
+
+std::string words(int n) {
+  std::string s;
+  for (int i = 0; i < n; i++) s += "word" + std::to_string(i % 5) + " ";
+  return s;
+}
+
+// `count` token-id sequences of exactly `len` tokens each.
+Tokenized ids(const ResolvedRequest& r, size_t count, size_t len) {
+  return sequences_from_ids(*model(), r, std::vector<std::vector<int32_t>>(count, std::vector<int32_t>(len, 7)));
+}
+
+}  // namespace
+
+TEST_CASE("scheduler: requests batched together get their own rows, equal to solo runs", "[server][scheduler]") {
+  Scheduler sched(model(), SchedulerOptions{});
+  Context solo(model(), 2);
+  const std::vector<std::vector<std::string>> texts = {{"A man plays a guitar.", "x"}, {"x", "Stocks fell.", words(40)}, {words(7)}};
+  std::vector<Request> reqs(3);
+  reqs[1].dimensions = 8;
+  reqs[2].normalize = -1;
+  std::vector<std::promise<JobOutcome>> results(3);
+  for (size_t k = 0; k < 3; k++) {
+    const ResolvedRequest r = resolve_request(model()->describe(), reqs[k], Task::Embed);
+    REQUIRE_FALSE(sched.submit(r, tokenize(r, texts[k]), [&, k](JobOutcome o) { results[k].set_value(std::move(o)); }));
+  }
+  for (size_t k = 0; k < 3; k++) {
+    const JobOutcome o = results[k].get_future().get();
+    REQUIRE_FALSE(o.error);
+    const Embeddings want = solo.embed(texts[k], reqs[k]).value();
+    REQUIRE(o.rows.rows == want.rows);
+    REQUIRE(o.rows.cols == want.cols);
+    CHECK(std::memcmp(o.rows.data.data(), want.data.data(), want.data.size() * 4) == 0);
+    CHECK(o.rows.n_tokens == want.n_tokens);
+  }
+}
+
+TEST_CASE("scheduler: a small request overtakes queued bulk work", "[server][scheduler]") {
+  SchedulerOptions so;
+  so.max_batch_tokens = 64;
+  so.interactive_tokens = 16;
+  Scheduler sched(model(), so);
+  const ResolvedRequest r = resolve_request(model()->describe(), Request{}, Task::Embed);
+  // Hold the first pass until everything is queued, then count passes until each request is done.
+  std::promise<void> queued;
+  std::shared_future<void> all_queued = queued.get_future().share();
+  std::atomic<int> passes{0};
+  sched.on_pass([&](const PassStats& p) {
+    CHECK(p.tokens <= 64);
+    if (passes++ == 0) all_queued.wait();
+  });
+  std::mutex m;
+  std::vector<std::pair<std::string, int>> finished;  // (request, passes run when it finished)
+  auto done = [&](const std::string& name) {
+    return [&, name](JobOutcome o) {
+      CHECK_FALSE(o.error);
+      std::lock_guard<std::mutex> lock(m);
+      finished.emplace_back(name, passes.load());
+    };
+  };
+  // Bulk: 6 sequences of 27 tokens (2 per pass, 3 passes per request); interactive: 4 tokens.
+  for (int b = 0; b < 3; b++) REQUIRE_FALSE(sched.submit(r, ids(r, 6, 27), done("bulk" + std::to_string(b))));
+  REQUIRE_FALSE(sched.submit(r, ids(r, 1, 4), done("interactive")));
+  queued.set_value();
+  sched.stop();
+  REQUIRE(finished.size() == 4);
+  for (const auto& [name, n] : finished)
+    if (name == "interactive") CHECK(n <= 2);  // the pass in progress, then its own
+  CHECK(finished.front().first == "interactive");
+}
+
+TEST_CASE("scheduler: bounded admission, over-long inputs, cancellation, stop", "[server][scheduler]") {
+  SchedulerOptions so;
+  so.max_requests = 1;
+  so.max_batch_tokens = 32;
+  Scheduler sched(model(), so);
+  const ResolvedRequest r = resolve_request(model()->describe(), Request{}, Task::Embed);
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  std::promise<void> first_done;
+  REQUIRE_FALSE(sched.submit(r, tokenize(r, {"one"}), [&](JobOutcome o) {
+    CHECK_FALSE(o.error);
+    released.wait();  // keeps the request inside the scheduler
+    first_done.set_value();
+  }));
+  const std::optional<Status> over = sched.submit(r, tokenize(r, {"two"}), [](JobOutcome) { FAIL("must not run"); });
+  REQUIRE(over);
+  CHECK(over->kind == ErrorKind::Overloaded);
+  release.set_value();
+  first_done.get_future().wait();
+  while (sched.requests_inside() != 0) std::this_thread::yield();
+  Tokenized long_one = ids(r, 2, 8);
+  long_one.seqs[1].ids.resize(40, 7);
+  const std::optional<Status> too_long = sched.submit(r, std::move(long_one), [](JobOutcome) { FAIL("must not run"); });
+  REQUIRE(too_long);
+  CHECK(too_long->kind == ErrorKind::InvalidArgument);
+  CHECK(too_long->index == 1);
+  // A request whose client went away before its pass is dropped with an error.
+  auto gone = std::make_shared<std::atomic<bool>>(true);
+  std::promise<JobOutcome> dropped;
+  REQUIRE_FALSE(sched.submit(r, tokenize(r, {"three"}), [&](JobOutcome o) { dropped.set_value(std::move(o)); }, gone));
+  const JobOutcome d = dropped.get_future().get();
+  CHECK(d.error);
+  while (sched.requests_inside() != 0) std::this_thread::yield();
+  sched.stop();
+  const std::optional<Status> after = sched.submit(r, tokenize(r, {"four"}), [](JobOutcome) { FAIL("must not run"); });
+  REQUIRE(after);
+  CHECK(after->kind == ErrorKind::Unsupported);
+}

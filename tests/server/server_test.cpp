@@ -1,0 +1,544 @@
+// `embed serve` end to end, on loopback, through cpp-httplib's client: every route's answer
+// equals the `embed` CLI's output for the same text (bit for bit), every error code, concurrent
+// clients with overlapping inputs (never crossed, equal to solo runs), slow and vanishing
+// clients, thousands of malformed bodies, SIGTERM draining. Committed tiny models only.
+#include <catch2/catch.hpp>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <atomic>
+#include <cstring>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "tests/server/server_process.h"
+
+using namespace embed::test;
+using nlohmann::json;
+
+namespace {
+
+const std::string kFixtures = EMBED_FIXTURES_DIR;
+const std::string kBert = kFixtures + "/models/tiny-bert-rank/model.gguf";      // mean pooling + rank head
+const std::string kQwen = kFixtures + "/models/tiny-qwen3-embed/model.gguf";    // embeddings only
+const std::string kRerank = kFixtures + "/models/tiny-qwen3-rerank/model.gguf";  // reranker only
+
+const std::vector<std::string> kTexts = {"A man is playing a guitar.", "Someone plays the guitar!", "The stock market fell 3% today.",
+                                         "Ünïcödé and emoji 🎸 too", "short", "a b c d e f g h i j k l m n o p q r s t u v w x y z"};
+
+std::string tmp_path(const std::string& name) { return "/tmp/embed_server_test_" + std::to_string(::getpid()) + "_" + name; }
+
+// The CLI's stdout for `args` with `lines` on stdin.
+std::string cli(const std::string& args, const std::vector<std::string>& lines, const std::string& after = " -t 2") {
+  const std::string in = tmp_path("in.txt"), out = tmp_path("out.txt");
+  {
+    std::ofstream f(in, std::ios::binary);
+    for (const std::string& l : lines) f << l << "\n";
+  }
+  const int rc = std::system((std::string(EMBED_BIN) + " " + args + " " + in + after + " >" + out + " 2>/dev/null").c_str());
+  REQUIRE(rc == 0);
+  return slurp(out);
+}
+
+// One float32 row per jsonl line ({"index", "embedding"}); per-token output gives a row per token.
+std::vector<std::vector<float>> cli_rows(const std::string& model, const std::string& flags, const std::vector<std::string>& lines) {
+  std::vector<std::vector<float>> rows;
+  std::istringstream in(cli(model + " " + flags + " -f jsonl", lines));
+  std::string line;
+  while (std::getline(in, line)) {
+    const json e = json::parse(line).at("embedding");
+    if (!e.empty() && e[0].is_array())
+      for (const json& t : e) rows.push_back(t.get<std::vector<float>>());
+    else rows.push_back(e.get<std::vector<float>>());
+  }
+  return rows;
+}
+
+std::vector<float> floats(const json& a) { return a.get<std::vector<float>>(); }
+
+std::vector<float> from_base64(const std::string& s) {
+  std::string bytes;
+  uint32_t acc = 0;
+  int bits = 0;
+  for (char ch : s) {
+    if (ch == '=') break;
+    const char* table = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    acc = (acc << 6) | static_cast<uint32_t>(std::strchr(table, ch) - table);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      bytes += static_cast<char>((acc >> bits) & 0xFF);
+    }
+  }
+  std::vector<float> v(bytes.size() / 4);
+  std::memcpy(v.data(), bytes.data(), v.size() * 4);
+  return v;
+}
+
+json post(httplib::Client& c, const std::string& path, const json& body, int want_status = 200) {
+  auto r = c.Post(path.c_str(), body.dump(), "application/json");
+  REQUIRE(r);
+  INFO(path << " " << body.dump().substr(0, 200) << " -> " << r->status << " " << r->body.substr(0, 300));
+  REQUIRE(r->status == want_status);
+  return r->body.empty() ? json() : json::parse(r->body);
+}
+
+// The error body of a refused request: status, error_type, and the field named.
+void expect_error(httplib::Client& c, const std::string& path, const std::string& body, int status, const std::string& type,
+                  const std::string& field = "", int64_t index = -1) {
+  auto r = c.Post(path.c_str(), body, "application/json");
+  REQUIRE(r);
+  INFO(path << " " << body.substr(0, 120) << " -> " << r->status << " " << r->body);
+  CHECK(r->status == status);
+  const json j = json::parse(r->body);
+  CHECK(j.at("error").is_string());
+  CHECK(j.at("error_type") == type);
+  if (!field.empty()) CHECK(j.at("field") == field);
+  if (index >= 0) CHECK(j.at("index") == index);
+}
+
+}  // namespace
+
+TEST_CASE("every embedding route answers the CLI's vectors bit for bit", "[server]") {
+  ServerProcess s(kBert);
+  REQUIRE(s.running());
+  auto c = s.client();
+  const auto want = cli_rows(kBert, "", kTexts);
+  const json inputs = kTexts;
+  for (const char* path : {"/v1/embeddings", "/embeddings"}) {
+    const json j = post(c, path, {{"input", inputs}, {"model", "x"}});
+    CHECK(j.at("object") == "list");
+    REQUIRE(j.at("data").size() == kTexts.size());
+    for (size_t i = 0; i < kTexts.size(); i++) {
+      CHECK(j["data"][i].at("object") == "embedding");
+      CHECK(j["data"][i].at("index") == i);
+      CHECK(floats(j["data"][i].at("embedding")) == want[i]);
+    }
+    CHECK(j.at("model") == "model");
+    CHECK(j.at("usage").at("prompt_tokens").get<int>() > 0);
+  }
+  const json b64 = post(c, "/v1/embeddings", {{"input", inputs}, {"encoding_format", "base64"}});
+  for (size_t i = 0; i < kTexts.size(); i++) CHECK(from_base64(b64["data"][i].at("embedding")) == want[i]);
+  const json single = post(c, "/v1/embeddings", {{"input", kTexts[2]}});
+  CHECK(floats(single["data"][0]["embedding"]) == want[2]);
+
+  const json tei = post(c, "/embed", {{"inputs", inputs}});
+  for (size_t i = 0; i < kTexts.size(); i++) CHECK(floats(tei[i]) == want[i]);
+  const json llama = post(c, "/embedding", {{"content", inputs}});
+  for (size_t i = 0; i < kTexts.size(); i++) {
+    CHECK(llama[i].at("index") == i);
+    CHECK(floats(llama[i].at("embedding")[0]) == want[i]);
+  }
+  // Matryoshka, normalization choices and per-token vectors, against the same CLI flags.
+  const auto dims8 = cli_rows(kBert, "--dims 8", kTexts);
+  const json d8 = post(c, "/v1/embeddings", {{"input", inputs}, {"dimensions", 8}});
+  const json t8 = post(c, "/embed", {{"inputs", inputs}, {"dimensions", 8}});
+  for (size_t i = 0; i < kTexts.size(); i++) {
+    CHECK(floats(d8["data"][i]["embedding"]) == dims8[i]);
+    CHECK(floats(t8[i]) == dims8[i]);
+  }
+  const auto raw = cli_rows(kBert, "--normalize -1", kTexts);
+  const json unnormalized = post(c, "/embed", {{"inputs", inputs}, {"normalize", false}});
+  const json l1 = post(c, "/embedding", {{"content", inputs}, {"embd_normalize", 1}});
+  const auto want_l1 = cli_rows(kBert, "--normalize 1", kTexts);
+  for (size_t i = 0; i < kTexts.size(); i++) {
+    CHECK(floats(unnormalized[i]) == raw[i]);
+    CHECK(floats(l1[i]["embedding"][0]) == want_l1[i]);
+  }
+  const auto tokens = cli_rows(kBert, "--pooling none --normalize -1", {kTexts[0], kTexts[4]});
+  const json all = post(c, "/embed_all", {{"inputs", {kTexts[0], kTexts[4]}}});
+  std::vector<std::vector<float>> got;
+  for (const json& text : all)
+    for (const json& t : text) got.push_back(floats(t));
+  CHECK(got == tokens);
+  // Long inputs: truncate (either side) equals the CLI's --truncate --truncate-direction.
+  std::string long_text;
+  for (int i = 0; i < 200; i++) long_text += "word" + std::to_string(i % 7) + " ";
+  for (const char* dir : {"right", "left"}) {
+    const auto cut = cli_rows(kBert, std::string("--truncate --truncate-direction ") + dir, {long_text});
+    const json j = post(c, "/embed", {{"inputs", long_text}, {"truncate", true}, {"truncation_direction", dir[0] == 'r' ? "Right" : "Left"}});
+    CHECK(floats(j[0]) == cut[0]);
+  }
+  // Token ids in: the ids /tokenize gives for a text embed to the text's vector.
+  const json toks = post(c, "/tokenize", {{"inputs", kTexts[0]}});
+  std::vector<int> ids;
+  for (const json& t : toks[0]) ids.push_back(t.at("id"));
+  const json by_ids = post(c, "/v1/embeddings", {{"input", {ids}}});
+  CHECK(floats(by_ids["data"][0]["embedding"]) == want[0]);
+  // A prompt by name: the preset's text prepended, as the CLI's --prompt-name.
+  const auto e5 = cli_rows(kBert, "--prompt-name e5-query", {kTexts[1]});
+  CHECK(floats(post(c, "/embed", {{"inputs", kTexts[1]}, {"prompt_name", "e5-query"}})[0]) == e5[0]);
+  CHECK(s.terminate() == 0);
+}
+
+TEST_CASE("rerank routes answer the CLI's scores, best first, in TEI's and Jina's shapes", "[server]") {
+  ServerProcess s(kBert);
+  REQUIRE(s.running());
+  auto c = s.client();
+  const std::vector<std::string> docs = {"The cat sat on the mat.", "Stocks fell sharply.", "A kitten sleeps."};
+  const std::string query = "Where is the cat?";
+  std::map<size_t, float> want;  // index -> the CLI's raw score
+  std::istringstream in(cli("rerank " + kBert + " --query '" + query + "' -f jsonl", docs));
+  for (std::string line; std::getline(in, line);) {
+    const json j = json::parse(line);
+    want[j.at("index")] = j.at("relevance_score");
+  }
+  REQUIRE(want.size() == 3);
+  const json tei = post(c, "/rerank", {{"query", query}, {"texts", docs}, {"raw_scores", true}, {"return_text", true}});
+  REQUIRE(tei.size() == 3);
+  float prev = INFINITY;
+  for (const json& r : tei) {
+    const size_t i = r.at("index");
+    CHECK(r.at("score").get<float>() == want[i]);
+    CHECK(r.at("text") == docs[i]);
+    CHECK(r.at("score").get<float>() <= prev);
+    prev = r.at("score");
+  }
+  // Default scores: the sigmoid of the logit (TEI's raw_scores=false), same order.
+  const json sig = post(c, "/rerank", {{"query", query}, {"texts", docs}});
+  for (size_t k = 0; k < 3; k++) {
+    CHECK(sig[k].at("index") == tei[k].at("index"));
+    CHECK(sig[k].at("score").get<double>() == Approx(1.0 / (1.0 + std::exp(-double(tei[k].at("score"))))).epsilon(1e-6));
+    CHECK_FALSE(sig[k].contains("text"));
+  }
+  const json jina = post(c, "/v1/rerank", {{"model", "m"}, {"query", query}, {"documents", docs}, {"top_n", 2}, {"return_documents", true}});
+  REQUIRE(jina.at("results").size() == 2);
+  for (size_t k = 0; k < 2; k++) {
+    CHECK(jina["results"][k].at("index") == tei[k].at("index"));
+    CHECK(jina["results"][k].at("relevance_score").get<float>() == sig[k].at("score").get<float>());
+    CHECK(jina["results"][k].at("document").at("text") == docs[jina["results"][k].at("index").get<size_t>()]);
+  }
+  // The Jina shape on /rerank too, when the body has documents.
+  const json alias = post(c, "/rerank", {{"query", query}, {"documents", docs}});
+  CHECK(alias.at("results").size() == 3);
+}
+
+TEST_CASE("tokenize, decode, info, models, metrics, openapi and health", "[server]") {
+  ServerProcess s(kBert);
+  REQUIRE(s.running());
+  auto c = s.client();
+  // /tokenize equals `embed tokenize`, with byte offsets into the text.
+  std::string ids_line = cli("tokenize " + kBert, {kTexts[0]}, "");
+  std::vector<int> want;
+  std::istringstream in(ids_line);
+  for (int id; in >> id;) want.push_back(id);
+  const json t = post(c, "/tokenize", {{"inputs", {kTexts[0]}}});
+  REQUIRE(t[0].size() == want.size());
+  for (size_t i = 0; i < want.size(); i++) {
+    CHECK(t[0][i].at("id") == want[i]);
+    if (!t[0][i].at("special").get<bool>()) {
+      const size_t a = t[0][i].at("start"), b = t[0][i].at("stop");
+      CHECK(t[0][i].at("text") == kTexts[0].substr(a, b - a));
+    }
+  }
+  CHECK(t[0][0].at("special") == true);
+  const json llama = post(c, "/tokenize", {{"content", kTexts[0]}, {"add_special", true}});
+  CHECK(llama.at("tokens").get<std::vector<int>>() == want);
+  const json d = post(c, "/decode", {{"ids", want}});
+  CHECK_THAT(d[0].get<std::string>(), Catch::StartsWith("a man is playing a guitar"));  // the uncased WordPiece words
+  CHECK(post(c, "/detokenize", {{"tokens", want}}).at("content").is_string());
+  auto info = c.Get("/info");
+  REQUIRE(info);
+  const json i = json::parse(info->body);
+  CHECK(i.at("max_input_length") == 128);
+  CHECK(i.at("max_client_batch_size") == 32);
+  CHECK(i.at("max_batch_tokens") == 16384);
+  CHECK(i.at("model_type").at("embedding").at("pooling") == "mean");
+  auto models = c.Get("/v1/models");
+  REQUIRE(models);
+  CHECK(json::parse(models->body).at("data")[0].at("id") == "model");
+  auto health = c.Get("/health");
+  REQUIRE(health);
+  CHECK(health->status == 200);
+  post(c, "/embed", {{"inputs", {"one", "two", "three"}}});
+  auto m = c.Get("/metrics");
+  REQUIRE(m);
+  for (const char* name : {"embed_requests_total{route=\"/embed\",status=\"200\"} 1", "embed_inputs_total 3", "embed_queue_depth 0",
+                           "embed_batch_size_bucket", "embed_batch_tokens_bucket", "embed_queue_seconds_count 1",
+                           "embed_compute_seconds_sum", "# TYPE embed_batch_size histogram"})
+    CHECK_THAT(m->body, Catch::Contains(name));
+  auto api = c.Get("/openapi.json");
+  REQUIRE(api);
+  const json doc = json::parse(api->body);
+  for (const char* path : {"/v1/embeddings", "/embeddings", "/embed", "/embed_all", "/embedding", "/rerank", "/v1/rerank", "/tokenize",
+                           "/decode", "/info", "/health", "/metrics", "/v1/models", "/openapi.json"})
+    CHECK(doc.at("paths").contains(path));
+}
+
+TEST_CASE("every error code, with the field and index named", "[server]") {
+  ServerProcess s(kBert, {"--max-client-batch-size", "4", "--payload-limit", "20000", "--max-input-tokens", "32"});
+  REQUIRE(s.running());
+  auto c = s.client();
+  expect_error(c, "/embed", "{\"inputs\": [\"a\",", 400, "InvalidJson");
+  expect_error(c, "/embed", "{\"inputs\": \"bad \xff byte\"}", 400, "InvalidJson");
+  expect_error(c, "/embed", R"({"inputs": []})", 400, "Empty", "inputs");
+  expect_error(c, "/embed", R"({"inputs": ["ok", ""]})", 400, "Empty", "inputs", 1);
+  expect_error(c, "/rerank", R"({"query": "", "texts": ["a"]})", 400, "Empty", "query");
+  expect_error(c, "/embed", R"({"inputs": 5})", 422, "Validation", "inputs");
+  expect_error(c, "/embed", R"({"inputs": ["a", 5]})", 422, "Validation", "inputs", 1);
+  expect_error(c, "/embed", R"({"inputs": "a", "normalize": "yes"})", 422, "Validation", "normalize");
+  expect_error(c, "/embed", R"({"inputs": "a", "truncation_direction": "Up"})", 422, "Validation", "truncation_direction");
+  expect_error(c, "/v1/embeddings", R"({"input": "a", "encoding_format": "int8"})", 422, "Validation", "encoding_format");
+  expect_error(c, "/v1/embeddings", R"({"input": "a", "dimensions": 100000})", 422, "Validation");
+  expect_error(c, "/v1/embeddings", R"({"input": [[1, 2, 99999999]]})", 422, "Tokenizer", "input", 0);
+  expect_error(c, "/embed", R"({"inputs": "a", "prompt_name": "nope"})", 422, "Validation");
+  expect_error(c, "/embed", "[1, 2]", 422, "Validation");
+  expect_error(c, "/embed", R"({"inputs": ["a", "b", "c", "d", "e"]})", 413, "Validation", "inputs");
+  std::string long_text;
+  for (int i = 0; i < 100; i++) long_text += "word ";
+  expect_error(c, "/embed", json{{"inputs", {"short", long_text}}}.dump(), 413, "Validation", "inputs", 1);
+  expect_error(c, "/embed", json{{"inputs", std::string(30000, 'a')}}.dump(), 413, "Validation");  // body over --payload-limit
+  CHECK(post(c, "/embed", {{"inputs", long_text}, {"truncate", true}}).size() == 1);
+  auto nf = c.Get("/no/such/route");
+  REQUIRE(nf);
+  CHECK(nf->status == 404);
+  auto wrong = c.Get("/embed");
+  REQUIRE(wrong);
+  CHECK(wrong->status == 405);
+  CHECK(wrong->get_header_value("Allow") == "POST");
+  auto wrong2 = c.Post("/health", "{}", "application/json");
+  REQUIRE(wrong2);
+  CHECK(wrong2->status == 405);
+  CHECK(c.Get("/health")->status == 200);
+
+  // Model kind: an embedding-only model refuses rerank, a reranker refuses embeddings.
+  ServerProcess embedder(kQwen), reranker(kRerank);
+  REQUIRE(embedder.running());
+  REQUIRE(reranker.running());
+  auto ce = embedder.client(), cr = reranker.client();
+  expect_error(ce, "/rerank", R"({"query": "q", "texts": ["a"]})", 400, "Validation");
+  expect_error(ce, "/v1/rerank", R"({"query": "q", "documents": ["a"]})", 400, "Validation");
+  expect_error(cr, "/v1/embeddings", R"({"input": "a"})", 400, "Validation");
+  expect_error(cr, "/embed", R"({"inputs": "a"})", 400, "Validation");
+  CHECK(post(cr, "/rerank", {{"query", "q"}, {"texts", {"a", "b"}}}).size() == 2);
+
+  // API key: 401 without it, except /health and /metrics.
+  ServerProcess keyed(kBert, {"--api-key", "sekret", "--cors", "*"});
+  REQUIRE(keyed.running());
+  auto ck = keyed.client();
+  expect_error(ck, "/embed", R"({"inputs": "a"})", 401, "Unauthorized");
+  CHECK(ck.Get("/info")->status == 401);
+  CHECK(ck.Get("/health")->status == 200);
+  CHECK(ck.Get("/metrics")->status == 200);
+  auto ok = ck.Post("/embed", httplib::Headers{{"Authorization", "Bearer sekret"}}, R"({"inputs": "a"})", "application/json");
+  REQUIRE(ok);
+  CHECK(ok->status == 200);
+  CHECK(ok->get_header_value("Access-Control-Allow-Origin") == "*");
+  auto bad = ck.Post("/embed", httplib::Headers{{"Authorization", "Bearer sekreT"}}, R"({"inputs": "a"})", "application/json");
+  CHECK(bad->status == 401);
+  auto pre = ck.Options("/embed");
+  REQUIRE(pre);
+  CHECK(pre->status == 204);
+  CHECK(pre->get_header_value("Access-Control-Allow-Methods") == "GET, POST, OPTIONS");
+
+  // A configuration that cannot work is refused at startup.
+  ServerProcess refused(kBert, {"--max-batch-tokens", "64"});
+  CHECK_FALSE(refused.running());
+  CHECK(refused.exit_code() == 3);
+  CHECK_THAT(refused.log(), Catch::Contains("--max-batch-tokens 64 is below the longest admissible input (128 tokens"));
+}
+
+TEST_CASE("overload answers 429 with Retry-After; every other answer is right", "[server]") {
+  ServerProcess s(kBert, {"--max-concurrent-requests", "1"});
+  REQUIRE(s.running());
+  const auto want = cli_rows(kBert, "", kTexts);
+  std::atomic<int> ok{0}, overloaded{0}, other{0};
+  std::vector<std::thread> clients;
+  for (int t = 0; t < 8; t++)
+    clients.emplace_back([&, t] {
+      auto c = s.client();
+      for (int k = 0; k < 25 && overloaded.load() < 5; k++) {
+        auto r = c.Post("/embed", json{{"inputs", kTexts}}.dump(), "application/json");
+        if (!r) {
+          other++;
+        } else if (r->status == 429) {
+          overloaded += r->get_header_value("Retry-After") == "1" && json::parse(r->body).at("error_type") == "Overloaded";
+        } else if (r->status == 200) {
+          const json j = json::parse(r->body);
+          bool same = j.size() == kTexts.size();
+          for (size_t i = 0; same && i < kTexts.size(); i++) same = floats(j[i]) == want[i];
+          (same ? ok : other)++;
+        } else {
+          other++;
+        }
+      }
+      (void)t;
+    });
+  for (std::thread& th : clients) th.join();
+  CHECK(other == 0);
+  CHECK(ok > 0);
+  CHECK(overloaded > 0);
+}
+
+TEST_CASE("concurrent clients with overlapping inputs get their own rows, equal to solo runs", "[server]") {
+  ServerProcess s(kBert);
+  REQUIRE(s.running());
+  // Solo answers for each option set, one text per request.
+  const std::vector<json> variants = {json::object(), json{{"dimensions", 8}}, json{{"normalize", false}}, json{{"dimensions", 16}}};
+  std::vector<std::vector<std::vector<float>>> solo(variants.size());
+  {
+    auto c = s.client();
+    for (size_t v = 0; v < variants.size(); v++)
+      for (const std::string& t : kTexts) {
+        json body = variants[v];
+        body["inputs"] = {t};
+        solo[v].push_back(floats(post(c, "/embed", body)[0]));
+      }
+  }
+  std::atomic<int> checked{0}, wrong{0};
+  std::vector<std::thread> clients;
+  for (int t = 0; t < 8; t++)
+    clients.emplace_back([&, t] {
+      std::mt19937 rng(static_cast<unsigned>(t));
+      auto c = s.client();
+      for (int k = 0; k < 15; k++) {
+        const size_t v = rng() % variants.size();
+        std::vector<size_t> pick;
+        for (size_t n = 1 + rng() % 8; pick.size() < n;) pick.push_back(rng() % kTexts.size());  // repeats overlap too
+        json body = variants[v];
+        body["inputs"] = json::array();
+        for (size_t i : pick) body["inputs"].push_back(kTexts[i]);
+        auto r = c.Post("/embed", body.dump(), "application/json");
+        if (!r || r->status != 200) {
+          WARN("request failed: " << (r ? std::to_string(r->status) + " " + r->body : httplib::to_string(r.error())));
+          wrong++;
+          continue;
+        }
+        const json j = json::parse(r->body);
+        for (size_t q = 0; q < pick.size(); q++) {
+          checked++;
+          if (q >= j.size() || floats(j[q]) != solo[v][pick[q]]) wrong++;
+        }
+      }
+    });
+  for (std::thread& th : clients) th.join();
+  CHECK(wrong == 0);
+  CHECK(checked > 100);
+}
+
+namespace {
+
+// A raw TCP connection for the transport-level faults a client library will not produce.
+int connect_raw(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+  return fd;
+}
+
+}  // namespace
+
+TEST_CASE("slow, truncated and vanishing clients cost bounded time and disturb no one", "[server]") {
+  ServerProcess s(kBert, {"--read-timeout", "1"});
+  REQUIRE(s.running());
+  const auto want = cli_rows(kBert, "", {kTexts[0]});
+  // Slow headers, a body that stops short of its Content-Length, and a client that sends a
+  // request and leaves before the answer.
+  const int slow = connect_raw(s.port());
+  REQUIRE(::send(slow, "POST /embed HTTP/1.1\r\nHost: x\r\n", 32, 0) == 32);
+  const int truncated = connect_raw(s.port());
+  const std::string partial = "POST /embed HTTP/1.1\r\nHost: x\r\nContent-Length: 500\r\n\r\n{\"inputs\": [\"a";
+  REQUIRE(::send(truncated, partial.data(), partial.size(), 0) == static_cast<ssize_t>(partial.size()));
+  for (int k = 0; k < 20; k++) {
+    const int gone = connect_raw(s.port());
+    const std::string body = json{{"inputs", std::vector<std::string>(32, kTexts[5])}}.dump();
+    const std::string req = "POST /embed HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+    REQUIRE(::send(gone, req.data(), req.size(), 0) == static_cast<ssize_t>(req.size()));
+    ::close(gone);
+  }
+  ::close(truncated);
+  // Meanwhile others are served, correctly.
+  auto c = s.client();
+  CHECK(floats(post(c, "/embed", {{"inputs", {kTexts[0]}}})[0]) == want[0]);
+  // The slow client is cut off after --read-timeout (1 s): its socket reads end-of-file.
+  timeval tv{5, 0};
+  ::setsockopt(slow, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  const auto t0 = std::chrono::steady_clock::now();
+  char buf[256];
+  const ssize_t n = ::recv(slow, buf, sizeof buf, 0);
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  CHECK(n == 0);
+  CHECK(waited < 3.0);
+  ::close(slow);
+  CHECK(c.Get("/health")->status == 200);
+  const std::string metrics = c.Get("/metrics")->body;
+  CHECK_THAT(metrics, Catch::Contains("embed_requests_inside 0"));
+}
+
+TEST_CASE("thousands of malformed bodies, then /health still answers 200", "[server][fuzz]") {
+  ServerProcess s(kBert);
+  REQUIRE(s.running());
+  auto c = s.client();
+  std::mt19937 rng(20240607);
+  const std::vector<std::string> routes = {"/embed", "/v1/embeddings", "/embed_all", "/embedding", "/rerank", "/v1/rerank", "/tokenize", "/decode"};
+  const std::vector<std::string> seeds = {
+      R"({"inputs": ["a", "b"], "normalize": true, "dimensions": 8})", R"({"input": [[1, 2, 3]], "encoding_format": "base64"})",
+      R"({"query": "q", "texts": ["a", "b"], "raw_scores": true})", R"({"query": "q", "documents": [{"text": "a"}], "top_n": 1})",
+      R"({"content": ["x"], "embd_normalize": 1})", R"({"ids": [[101, 102]]})"};
+  int answered = 0, server_errors = 0;
+  for (int k = 0; k < 3000; k++) {
+    std::string body = seeds[rng() % seeds.size()];
+    switch (rng() % 6) {
+      case 0: body = body.substr(0, rng() % body.size()); break;  // truncated
+      case 1:
+        for (int m = 0; m < 4; m++) body[rng() % body.size()] = static_cast<char>(rng() % 256);  // flipped bytes
+        break;
+      case 2: body.insert(rng() % body.size(), std::string(1 + rng() % 40, "[{\"0,:-e9}]"[rng() % 11])); break;
+      case 3: body = std::string(rng() % 64, static_cast<char>(rng() % 256)); break;  // noise
+      case 4: body = std::string(2000, '[') + std::string(2000, ']'); break;          // deep nesting
+      default: {
+        json j = json::parse(body);
+        const std::vector<json> odd = {nullptr, -1, 1e300, "x", json::array(), json::object(), true, 4294967296LL, json::array({-5})};
+        j[j.begin().key()] = odd[rng() % odd.size()];
+        body = j.dump();
+      }
+    }
+    auto r = c.Post(routes[rng() % routes.size()].c_str(), body, "application/json");
+    if (!r) {
+      WARN("no answer: " << httplib::to_string(r.error()) << " for " << body.substr(0, 100));
+      continue;
+    }
+    answered++;
+    if (r->status >= 500) {
+      server_errors++;
+      WARN(body << " -> " << r->status << " " << r->body);
+    }
+  }
+  CHECK(answered == 3000);
+  CHECK(server_errors == 0);
+  CHECK(c.Get("/health")->status == 200);
+  CHECK(s.terminate() == 0);
+}
+
+TEST_CASE("SIGTERM drains: requests in flight finish, the process exits 0", "[server]") {
+  ServerProcess s(kBert);
+  REQUIRE(s.running());
+  const auto want = cli_rows(kBert, "", {kTexts[5]});
+  std::atomic<bool> stop{false};
+  std::atomic<int> ok{0}, unavailable{0}, wrong{0};
+  std::vector<std::thread> clients;
+  for (int t = 0; t < 4; t++)
+    clients.emplace_back([&] {
+      auto c = s.client();
+      while (!stop) {
+        auto r = c.Post("/embed", json{{"inputs", std::vector<std::string>(16, kTexts[5])}}.dump(), "application/json");
+        if (!r) break;  // the server has exited: connection refused
+        if (r->status == 503) unavailable++;
+        else if (r->status == 200 && floats(json::parse(r->body)[15]) == want[0]) ok++;
+        else wrong++;
+      }
+    });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  CHECK(s.terminate() == 0);
+  stop = true;
+  for (std::thread& th : clients) th.join();
+  CHECK(wrong == 0);
+  CHECK(ok > 0);
+  CHECK_THAT(s.log(), Catch::Contains("draining") && Catch::Contains("stopped"));
+}

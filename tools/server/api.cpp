@@ -1,0 +1,240 @@
+// Dispatch (routes, methods, API key, CORS, draining), the reply wrapper (metrics, in-flight
+// count), and the routes that do not compute: health, info, models, metrics, OpenAPI, tokenize,
+// decode. The computing routes are in api_compute.cpp.
+#include "tools/server/api.h"
+
+#include <set>
+
+#include "tokenizer/tokenizer.h"
+#include "tools/server/api_common.h"
+
+namespace embed::server {
+
+enum class Method { Get, Post };
+
+struct Route {
+  const char* path;
+  Method method;
+  void (*run)(Api& api, const std::shared_ptr<Api::Call>& c);
+};
+
+// The route table (a friend of Api, so entries can forward to its members).
+struct RouteTable {
+  static const std::vector<Route>& routes();
+};
+
+namespace {
+
+bool authorized(const std::string& header, const std::string& key) {
+  const std::string want = "Bearer " + key;
+  if (header.size() != want.size()) return false;
+  unsigned char diff = 0;  // no early exit: the time does not tell how much of the key matched
+  for (size_t i = 0; i < want.size(); i++) diff |= static_cast<unsigned char>(header[i] ^ want[i]);
+  return diff == 0;
+}
+
+}  // namespace
+
+Api::Api(std::shared_ptr<const Model> model, Scheduler& scheduler, Metrics& metrics, const ApiConfig& config)
+    : model_(std::move(model)), scheduler_(scheduler), metrics_(metrics), config_(config) {
+  if (config_.max_input_tokens <= 0) config_.max_input_tokens = model_->describe().n_ctx;
+}
+
+Request Api::base_request() const {
+  Request r;
+  r.max_tokens = config_.max_input_tokens;
+  r.truncate = config_.auto_truncate;
+  return r;
+}
+
+void Api::handle(HttpRequest request, Reply reply) {
+  in_flight_++;
+  auto call = std::make_shared<Call>();
+  call->request = std::move(request);
+  call->route = "other";
+  // The one reply: metrics by route and status, CORS headers, the in-flight count.
+  call->reply = [this, call_route = std::weak_ptr<Call>(call), reply = std::move(reply),
+                 origin = call->request.origin](HttpResponse r) {
+    const auto c = call_route.lock();
+    metrics_.request(c ? c->route : "other", r.status);
+    if (!config_.cors_origin.empty() && (config_.cors_origin == "*" || config_.cors_origin == origin)) {
+      r.headers.emplace_back("Access-Control-Allow-Origin", config_.cors_origin);
+      if (config_.cors_origin != "*") r.headers.emplace_back("Vary", "Origin");
+    }
+    reply(std::move(r));
+    in_flight_--;
+  };
+  try {
+    dispatch(call);
+  } catch (const ApiError& e) {
+    call->answer(error_response(e));
+  } catch (const std::exception& e) {
+    call->answer(error_response(ApiError{500, "Backend", std::string("internal error: ") + e.what(), "", -1}));
+  }
+}
+
+void Api::dispatch(const std::shared_ptr<Call>& c) {
+  const HttpRequest& q = c->request;
+  if (draining_) throw ApiError{503, "Unhealthy", "the server is shutting down", "", -1};
+  if (q.method == "OPTIONS" && !config_.cors_origin.empty()) {
+    HttpResponse r;
+    r.status = 204;
+    r.content_type = "text/plain";
+    r.headers = {{"Access-Control-Allow-Methods", "GET, POST, OPTIONS"},
+                 {"Access-Control-Allow-Headers", "authorization, content-type"},
+                 {"Access-Control-Max-Age", "600"}};
+    return c->answer(std::move(r));
+  }
+  const Route* route = nullptr;
+  std::string allowed;
+  for (const Route& r : RouteTable::routes()) {
+    if (q.path != r.path) continue;
+    const char* m = r.method == Method::Get ? "GET" : "POST";
+    allowed += (allowed.empty() ? "" : ", ") + std::string(m);
+    if (q.method == m || (q.method == "HEAD" && r.method == Method::Get)) route = &r;
+  }
+  if (allowed.empty()) throw ApiError{404, "NotFound", "no route " + q.path + " (see GET /openapi.json)", "", -1};
+  if (!route) {
+    HttpResponse r = error_response(ApiError{405, "MethodNotAllowed", q.method + " is not allowed on " + q.path + " (allowed: " + allowed + ")", "", -1});
+    r.headers.emplace_back("Allow", allowed);
+    return c->answer(std::move(r));
+  }
+  c->route = route->path;
+  if (!config_.api_key.empty() && q.path != "/health" && q.path != "/metrics" && !authorized(q.authorization, config_.api_key))
+    throw ApiError{401, "Unauthorized", "missing or wrong API key (Authorization: Bearer KEY)", "", -1};
+  if (route->method == Method::Post) {
+    try {
+      c->body = json::parse(q.body);
+    } catch (const json::parse_error& e) {
+      throw ApiError{400, "InvalidJson", std::string("the body is not valid JSON (UTF-8): ") + e.what(), "", -1};
+    }
+    if (!c->body.is_object()) throw ApiError{422, "Validation", "the body must be a JSON object", "", -1};
+  }
+  route->run(*this, c);
+}
+
+// ---- routes without computing ----
+
+std::string Api::info() const {
+  const ModelDescription& d = model_->describe();
+  json type;
+  if (d.default_pooling == Pooling::Rank) type["reranker"] = {{"id2label", d.cls_labels}};
+  else type["embedding"] = {{"pooling", pooling_name(d.default_pooling)}};
+  json prompts = json::object();
+  for (const auto& [name, text] : d.prompts.texts) prompts[name] = text;
+  const SchedulerOptions& s = scheduler_.options();
+  return json{{"model_id", config_.model_name},
+              {"model_path", d.path},
+              {"model_type", type},
+              {"architecture", d.arch},
+              {"embedding_dim", d.embedding_dim},
+              {"max_input_length", config_.max_input_tokens},
+              {"max_concurrent_requests", s.max_requests},
+              {"max_batch_tokens", s.max_batch_tokens},
+              {"max_client_batch_size", config_.max_client_batch_size},
+              {"payload_limit", config_.payload_limit},
+              {"auto_truncate", config_.auto_truncate},
+              {"prompts", prompts},
+              {"default_prompt_name", d.prompts.default_name.empty() ? json(nullptr) : json(d.prompts.default_name)},
+              {"version", "embed 0.1.0"}}
+      .dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+void Api::tokenize(const std::shared_ptr<Call>& c) {
+  if (!model_->has_tokenizer()) throw ApiError{422, "Tokenizer", "this model has no tokenizer", "", -1};
+  const tok::Tokenizer& tk = model_->tokenizer();
+  const bool llama = field(c->body, "content") != nullptr;  // llama.cpp's shape
+  tok::EncodeOptions eo;
+  if (llama) {
+    const std::string content = string_field(c->body, "content").value_or("");
+    eo.add_special = bool_field(c->body, "add_special").value_or(false);
+    eo.parse_special = bool_field(c->body, "parse_special").value_or(true);
+    const bool pieces = bool_field(c->body, "with_pieces").value_or(false);
+    const tok::Encoding e = tk.encode(content, eo);
+    json tokens = json::array();
+    for (int32_t id : e.ids) tokens.push_back(pieces ? json{{"id", id}, {"piece", std::string(tk.piece(id))}} : json(id));
+    return c->answer_json(json{{"tokens", tokens}}.dump(-1, ' ', false, json::error_handler_t::replace));
+  }
+  eo.add_special = bool_field(c->body, "add_special_tokens").value_or(true);
+  const std::vector<std::string> texts = parse_strings(c->body, "inputs", config_.max_client_batch_size);
+  Request r;
+  r.prompt_name = string_field(c->body, "prompt_name").value_or("");
+  std::string prompt;
+  try {
+    prompt = resolve_prompt(model_->describe().prompts, std::nullopt, r.prompt_name);
+  } catch (const Error& e) {
+    throw ApiError{422, "Validation", e.what(), "prompt_name", -1};
+  }
+  json out = json::array();
+  for (const std::string& text : texts) {
+    const std::string full = prompt + text;
+    const tok::Encoding e = tk.encode(full, eo);
+    json row = json::array();
+    for (size_t i = 0; i < e.size(); i++) {
+      const bool special = e.special[i] != 0;
+      const std::string t = special || e.end[i] <= e.begin[i] ? std::string(tk.piece(e.ids[i])) : full.substr(e.begin[i], e.end[i] - e.begin[i]);
+      row.push_back({{"id", e.ids[i]}, {"text", t}, {"special", special}, {"start", special ? json(nullptr) : json(e.begin[i])},
+                     {"stop", special ? json(nullptr) : json(e.end[i])}});
+    }
+    out.push_back(row);
+  }
+  c->answer_json(out.dump(-1, ' ', false, json::error_handler_t::replace));
+}
+
+void Api::decode(const std::shared_ptr<Call>& c, bool llama) {
+  if (!model_->has_tokenizer()) throw ApiError{422, "Tokenizer", "this model has no tokenizer", "", -1};
+  const tok::Tokenizer& tk = model_->tokenizer();
+  const char* name = llama ? "tokens" : "ids";
+  const Inputs in = parse_inputs(c->body, name, llama ? 1 : config_.max_client_batch_size);
+  if (!in.are_ids) throw ApiError{422, "Validation", std::string("field '") + name + "' must hold token ids", name, -1};
+  const bool skip = !llama && bool_field(c->body, "skip_special_tokens").value_or(true);
+  std::set<int32_t> specials;
+  for (int32_t id : {tk.bos(), tk.eos(), tk.sep(), tk.cls(), tk.pad(), tk.unk(), tk.mask()})
+    if (id >= 0) specials.insert(id);
+  json out = json::array();
+  for (size_t i = 0; i < in.ids.size(); i++) {
+    std::vector<int32_t> ids;
+    for (int32_t id : in.ids[i]) {
+      if (static_cast<size_t>(id) >= tk.vocab_size())
+        throw ApiError{422, "Tokenizer", "token id " + std::to_string(id) + " is outside the vocabulary", name, static_cast<int64_t>(i)};
+      if (!skip || !specials.count(id)) ids.push_back(id);
+    }
+    out.push_back(tk.decode(ids));
+  }
+  if (llama) return c->answer_json(json{{"content", out[0]}}.dump(-1, ' ', false, json::error_handler_t::replace));
+  c->answer_json(out.dump(-1, ' ', false, json::error_handler_t::replace));
+}
+
+const std::vector<Route>& RouteTable::routes() {
+  using C = const std::shared_ptr<Api::Call>&;
+  static const std::vector<Route> routes = {
+      {"/v1/embeddings", Method::Post, [](Api& a, C c) { a.embeddings_openai(c); }},
+      {"/embeddings", Method::Post, [](Api& a, C c) { a.embeddings_openai(c); }},
+      {"/embed", Method::Post, [](Api& a, C c) { a.embed_tei(c, false); }},
+      {"/embed_all", Method::Post, [](Api& a, C c) { a.embed_tei(c, true); }},
+      {"/embedding", Method::Post, [](Api& a, C c) { a.embedding_llama(c); }},
+      {"/rerank", Method::Post, [](Api& a, C c) { a.rerank(c, field(c->body, "documents") != nullptr); }},
+      {"/v1/rerank", Method::Post, [](Api& a, C c) { a.rerank(c, true); }},
+      {"/tokenize", Method::Post, [](Api& a, C c) { a.tokenize(c); }},
+      {"/decode", Method::Post, [](Api& a, C c) { a.decode(c, false); }},
+      {"/detokenize", Method::Post, [](Api& a, C c) { a.decode(c, true); }},
+      {"/info", Method::Get, [](Api& a, C c) { c->answer_json(a.info()); }},
+      {"/health", Method::Get, [](Api&, C c) { c->answer_json(""); }},
+      {"/v1/models", Method::Get, [](Api& a, C c) {
+         c->answer_json(json{{"object", "list"},
+                             {"data", {{{"id", a.config_.model_name}, {"object", "model"}, {"created", 0}, {"owned_by", "embed"}}}}}
+                            .dump(-1, ' ', false, json::error_handler_t::replace));
+       }},
+      {"/metrics", Method::Get, [](Api& a, C c) {
+         HttpResponse r;
+         r.content_type = "text/plain; version=0.0.4";
+         r.body = a.metrics_.render(a.scheduler_.queued_sequences(), a.scheduler_.requests_inside(),
+                                    a.connections_ ? a.connections_() : 0);
+         c->answer(std::move(r));
+       }},
+      {"/openapi.json", Method::Get, [](Api& a, C c) { c->answer_json(openapi_document(a.config_.model_name)); }},
+  };
+  return routes;
+}
+
+}  // namespace embed::server

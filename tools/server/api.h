@@ -1,0 +1,73 @@
+// The routes of `embed serve`: OpenAI's, TEI's, Jina/Cohere's and llama.cpp's request and answer
+// shapes over the engine's one request type and the cross-request scheduler. Validation errors
+// answer {"error", "error_type", "field"?, "index"?} with TEI's status codes. No sockets here: the
+// transport (tools/server/http.h) hands requests in, so the routes can be driven directly.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include "engine/api.h"
+#include "engine/scheduler.h"
+#include "tools/server/http.h"
+#include "tools/server/metrics.h"
+
+namespace embed::server {
+
+struct RouteTable;
+struct Inputs;
+
+struct ApiConfig {
+  std::string model_name;               // the id answered in "model" fields and /v1/models
+  size_t max_client_batch_size = 32;    // inputs (or documents) per request
+  bool auto_truncate = false;           // truncate when a request does not say
+  int64_t max_input_tokens = 0;         // per input; 0 = the model's context length
+  std::string api_key;                  // empty: no authentication
+  std::string cors_origin;              // empty: no CORS headers; "*" or one origin
+  size_t payload_limit = 2000000;       // reported by /info (the transport enforces it)
+};
+
+class Api : public Handler {
+ public:
+  Api(std::shared_ptr<const Model> model, Scheduler& scheduler, Metrics& metrics, const ApiConfig& config);
+  void handle(HttpRequest request, Reply reply) override;
+  void drain() { draining_ = true; }  // from now on every request answers 503
+  size_t in_flight() const { return in_flight_.load(); }
+  void set_connections(std::function<size_t()> f) { connections_ = std::move(f); }
+  // Where answers of computed requests are formatted (the transport's threads, not the compute
+  // thread); by default inline.
+  void set_poster(std::function<void(std::function<void()>)> post) { post_ = std::move(post); }
+
+  struct Call;
+
+ private:
+  friend struct RouteTable;
+  // Resolves, tokenizes and queues one request; `format` turns its rows into the answer.
+  void compute(const std::shared_ptr<Call>& c, const Request& r, Task task, const char* field_name, const std::string& query,
+               Inputs inputs, std::function<HttpResponse(const Embeddings&)> format);
+  void dispatch(const std::shared_ptr<Call>& call);
+  void embeddings_openai(const std::shared_ptr<Call>& c);
+  void embed_tei(const std::shared_ptr<Call>& c, bool all_tokens);
+  void embedding_llama(const std::shared_ptr<Call>& c);
+  void rerank(const std::shared_ptr<Call>& c, bool jina);
+  void tokenize(const std::shared_ptr<Call>& c);
+  void decode(const std::shared_ptr<Call>& c, bool llama);
+  std::string info() const;
+  // Base request with the server's defaults (length limit, auto-truncate).
+  Request base_request() const;
+
+  std::shared_ptr<const Model> model_;
+  Scheduler& scheduler_;
+  Metrics& metrics_;
+  ApiConfig config_;
+  std::atomic<bool> draining_{false};
+  std::atomic<size_t> in_flight_{0};
+  std::function<size_t()> connections_;
+  std::function<void(std::function<void()>)> post_;
+};
+
+// The OpenAPI 3 document of every route (GET /openapi.json).
+std::string openapi_document(const std::string& model_name);
+
+}  // namespace embed::server

@@ -1,0 +1,66 @@
+// Shared by the route files of tools/server: the call in progress (request, parsed body, the
+// one reply), the error that answers a request with a status code, JSON field readers that name
+// the field at fault, and the writer for float rows.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tools/server/api.h"
+
+namespace embed::server {
+
+using nlohmann::json;
+
+// Answers the request with `status` and {"error", "error_type", "field"?, "index"?}.
+struct ApiError {
+  int status;
+  std::string type;     // TEI's error_type: Validation, Tokenizer, Empty, Overloaded, Unhealthy, ...
+  std::string message;
+  std::string field;    // the JSON field at fault, or ""
+  int64_t index = -1;   // the input at fault, or -1
+};
+
+struct Api::Call {
+  HttpRequest request;
+  std::string route;  // the route's path, for metrics
+  json body;
+  Reply reply;        // wrapped by Api::handle: metrics, CORS, in-flight count; call once
+  void answer(HttpResponse r) { reply(std::move(r)); }
+  void answer_json(const std::string& body, int status = 200) {
+    HttpResponse r;
+    r.status = status;
+    r.body = body;
+    reply(std::move(r));
+  }
+};
+
+HttpResponse error_response(const ApiError& e);
+
+// Field readers: absent and null read as "not given"; a value of another type is a 422 naming
+// the field.
+const json* field(const json& body, const char* name);
+std::optional<bool> bool_field(const json& body, const char* name);
+std::optional<int64_t> int_field(const json& body, const char* name);
+std::optional<std::string> string_field(const json& body, const char* name);
+
+// What a request's input field holds: texts, or token-id lists.
+struct Inputs {
+  std::vector<std::string> texts;
+  std::vector<std::vector<int32_t>> ids;
+  bool are_ids = false;
+  size_t size() const { return are_ids ? ids.size() : texts.size(); }
+};
+// A string, an array of strings, an array of token ids, or an array of token-id arrays; empty
+// inputs are 400, more than `max_items` 413, anything else 422, each naming field[index].
+Inputs parse_inputs(const json& body, const char* name, size_t max_items, bool required = true);
+std::vector<std::string> parse_strings(const json& body, const char* name, size_t max_items);
+
+// "[v0,v1,...]" with the shortest text that reads back as the same float32.
+void append_floats(std::string& out, const float* v, int64_t n);
+std::string base64_floats(const float* v, int64_t n);  // little-endian float32 bytes
+std::string json_string(const std::string& s);        // a quoted JSON string (invalid UTF-8 replaced)
+
+}  // namespace embed::server

@@ -1,0 +1,239 @@
+// The computing routes: OpenAI /v1/embeddings, TEI /embed and /embed_all, llama.cpp /embedding,
+// TEI /rerank and Jina/Cohere /v1/rerank. Each maps its JSON fields onto one embed::Request,
+// hands the inputs to the scheduler and formats the rows it gets back.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <numeric>
+
+#include "engine/pipeline.h"
+#include "tools/server/api_common.h"
+
+namespace embed::server {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string ms(double seconds) { return std::to_string(static_cast<int64_t>(std::llround(seconds * 1000))); }
+
+int64_t total_tokens(const Embeddings& e) { return std::accumulate(e.n_tokens.begin(), e.n_tokens.end(), int64_t{0}); }
+
+// TEI's truncate (null: the server's default) and truncation_direction ("Left" / "Right").
+void read_truncation(const json& body, Request& r) {
+  if (auto t = bool_field(body, "truncate")) r.truncate = *t;
+  if (auto d = string_field(body, "truncation_direction"))
+    if (!parse_truncation_direction(*d, &r.truncation_direction))
+      throw ApiError{422, "Validation", "field 'truncation_direction' must be \"Left\" or \"Right\", not \"" + *d + "\"",
+                     "truncation_direction"};
+}
+
+void read_dimensions(const json& body, Request& r) {
+  if (auto d = int_field(body, "dimensions")) {
+    if (*d < 1) throw ApiError{422, "Validation", "field 'dimensions' must be at least 1", "dimensions"};
+    r.dimensions = static_cast<int>(std::min<int64_t>(*d, 1 << 30));
+  }
+}
+
+void refuse_reranker(const ModelDescription& d) {
+  if (d.default_pooling == Pooling::Rank)
+    throw ApiError{400, "Validation", "this model is a reranker (rank pooling): use /rerank or /v1/rerank", ""};
+}
+
+float sigmoid(float x) { return static_cast<float>(1.0 / (1.0 + std::exp(-static_cast<double>(x)))); }
+
+}  // namespace
+
+void Api::compute(const std::shared_ptr<Call>& c, const Request& req, Task task, const char* field_name, const std::string& query,
+                  Inputs in, std::function<HttpResponse(const Embeddings&)> format) {
+  const Clock::time_point start = Clock::now();
+  ResolvedRequest rr;
+  try {
+    rr = resolve_request(model_->describe(), req, task);
+  } catch (const Error& e) {
+    throw ApiError{422, "Validation", e.what(), "", -1};
+  }
+  Tokenized t;
+  try {
+    if (task == Task::Rerank) t = tokenize_pairs(*model_, rr, query, in.texts);
+    else if (in.are_ids) t = sequences_from_ids(*model_, rr, std::move(in.ids));
+    else t = tokenize_texts(*model_, rr, in.texts);
+  } catch (const InputError& e) {
+    const std::string at = std::string(field_name) + "[" + std::to_string(e.index()) + "]: ";
+    if (e.too_long()) throw ApiError{413, "Validation", at + e.what() + " (send truncate: true to cut it)", field_name, e.index()};
+    throw ApiError{422, "Tokenizer", at + e.what(), field_name, e.index()};
+  } catch (const Error& e) {
+    throw ApiError{422, "Validation", e.what(), field_name, -1};
+  }
+  int64_t tokens = 0;
+  for (const SequenceInput& s : t.seqs) tokens += static_cast<int64_t>(s.ids.size());
+  const int64_t n_inputs = static_cast<int64_t>(t.seqs.size());
+  const double tokenize_s = std::chrono::duration<double>(Clock::now() - start).count();
+  auto done = [this, c, format = std::move(format), start, tokenize_s](JobOutcome o) {
+    auto answer = [this, c, format, start, tokenize_s, o = std::move(o)]() mutable {
+      if (o.error) return c->answer(error_response(ApiError{500, "Backend", o.error->message, "", -1}));
+      metrics_.job(o.queue_seconds, o.compute_seconds);
+      HttpResponse r = format(o.rows);
+      r.headers.emplace_back("x-compute-tokens", std::to_string(total_tokens(o.rows)));
+      r.headers.emplace_back("x-tokenization-time", ms(tokenize_s));
+      r.headers.emplace_back("x-queue-time", ms(o.queue_seconds));
+      r.headers.emplace_back("x-inference-time", ms(o.compute_seconds));
+      r.headers.emplace_back("x-total-time", ms(std::chrono::duration<double>(Clock::now() - start).count()));
+      c->answer(std::move(r));
+    };
+    if (post_) post_(std::move(answer));
+    else answer();
+  };
+  if (std::optional<Status> refused = scheduler_.submit(rr, std::move(t), std::move(done), c->request.gone)) {
+    if (refused->kind == ErrorKind::Overloaded) throw ApiError{429, "Overloaded", refused->message, "", -1};
+    if (refused->kind == ErrorKind::Unsupported) throw ApiError{503, "Unhealthy", refused->message, "", -1};
+    throw ApiError{413, "Validation", refused->message, field_name, refused->index};
+  }
+  metrics_.inputs(n_inputs, tokens);
+}
+
+void Api::embeddings_openai(const std::shared_ptr<Call>& c) {
+  refuse_reranker(model_->describe());
+  const json& b = c->body;
+  string_field(b, "model");  // accepted (type-checked), one model is served
+  string_field(b, "user");
+  const std::string encoding = string_field(b, "encoding_format").value_or("float");
+  if (encoding != "float" && encoding != "base64")
+    throw ApiError{422, "Validation", "field 'encoding_format' must be \"float\" or \"base64\", not \"" + encoding + "\"", "encoding_format"};
+  Request r = base_request();
+  read_dimensions(b, r);
+  Inputs in = parse_inputs(b, "input", config_.max_client_batch_size);
+  const bool base64 = encoding == "base64";
+  compute(c, r, Task::Embed, "input", "", std::move(in), [this, base64](const Embeddings& e) {
+    std::string s = "{\"object\":\"list\",\"data\":[";
+    for (int64_t i = 0; i < e.rows; i++) {
+      s += std::string(i ? "," : "") + "{\"object\":\"embedding\",\"index\":" + std::to_string(i) + ",\"embedding\":";
+      if (base64) s += "\"" + base64_floats(e.row(i), e.cols) + "\"";
+      else append_floats(s, e.row(i), e.cols);
+      s += "}";
+    }
+    const std::string tokens = std::to_string(total_tokens(e));
+    s += "],\"model\":" + json_string(config_.model_name) + ",\"usage\":{\"prompt_tokens\":" + tokens + ",\"total_tokens\":" + tokens + "}}";
+    HttpResponse res;
+    res.body = std::move(s);
+    return res;
+  });
+}
+
+void Api::embed_tei(const std::shared_ptr<Call>& c, bool all_tokens) {
+  const json& b = c->body;
+  Request r = base_request();
+  read_truncation(b, r);
+  if (auto p = string_field(b, "prompt_name")) r.prompt_name = *p;
+  if (all_tokens) {
+    r.pooling = Pooling::None;
+    r.normalize = -1;  // the final hidden states as the model computes them
+  } else {
+    refuse_reranker(model_->describe());
+    if (!bool_field(b, "normalize").value_or(true)) r.normalize = -1;
+    read_dimensions(b, r);
+  }
+  Inputs in = parse_inputs(b, "inputs", config_.max_client_batch_size);
+  compute(c, r, Task::Embed, "inputs", "", std::move(in), [all_tokens](const Embeddings& e) {
+    std::string s = "[";
+    const int64_t n = all_tokens ? static_cast<int64_t>(e.row_offsets.size()) - 1 : e.rows;
+    for (int64_t i = 0; i < n; i++) {
+      if (i) s += ',';
+      if (!all_tokens) {
+        append_floats(s, e.row(i), e.cols);
+        continue;
+      }
+      s += '[';
+      for (int64_t t = e.row_offsets[i]; t < e.row_offsets[i + 1]; t++) {
+        if (t > e.row_offsets[i]) s += ',';
+        append_floats(s, e.row(t), e.cols);
+      }
+      s += ']';
+    }
+    HttpResponse res;
+    res.body = s + "]";
+    return res;
+  });
+}
+
+void Api::embedding_llama(const std::shared_ptr<Call>& c) {
+  refuse_reranker(model_->describe());
+  const json& b = c->body;
+  Request r = base_request();
+  if (auto p = int_field(b, "embd_normalize")) {
+    if (*p < -1) throw ApiError{422, "Validation", "field 'embd_normalize' must be -1 (none), 0 (max-abs), 1, 2 or a p > 2", "embd_normalize"};
+    r.normalize = static_cast<int>(std::min<int64_t>(*p, 1 << 30));
+  }
+  Inputs in = parse_inputs(b, "content", config_.max_client_batch_size);
+  compute(c, r, Task::Embed, "content", "", std::move(in), [](const Embeddings& e) {
+    // llama-server's shape: one object per input, its vectors as a list (one, or one per token).
+    const bool per_token = !e.row_offsets.empty();
+    const int64_t n = per_token ? static_cast<int64_t>(e.row_offsets.size()) - 1 : e.rows;
+    std::string s = "[";
+    for (int64_t i = 0; i < n; i++) {
+      s += std::string(i ? "," : "") + "{\"index\":" + std::to_string(i) + ",\"embedding\":[";
+      const int64_t first = per_token ? e.row_offsets[i] : i, last = per_token ? e.row_offsets[i + 1] : i + 1;
+      for (int64_t t = first; t < last; t++) {
+        if (t > first) s += ',';
+        append_floats(s, e.row(t), e.cols);
+      }
+      s += "]}";
+    }
+    HttpResponse res;
+    res.body = s + "]";
+    return res;
+  });
+}
+
+void Api::rerank(const std::shared_ptr<Call>& c, bool jina) {
+  const ModelDescription& d = model_->describe();
+  if (d.n_cls_out == 0)
+    throw ApiError{400, "Validation", "this model is not a reranker (it has no classifier head): use /embed or /v1/embeddings", ""};
+  const json& b = c->body;
+  const std::optional<std::string> query = string_field(b, "query");
+  if (!query) throw ApiError{422, "Validation", "missing field 'query'", "query"};
+  if (query->empty()) throw ApiError{400, "Empty", "field 'query' is empty", "query"};
+  Request r = base_request();
+  read_truncation(b, r);
+  const char* docs_field = jina ? "documents" : "texts";
+  Inputs in;
+  if (jina) {
+    // Jina accepts {"text": ...} objects as documents as well as strings.
+    json docs = b.contains("documents") ? b["documents"] : json(nullptr);
+    if (docs.is_array())
+      for (json& doc : docs)
+        if (doc.is_object() && doc.contains("text")) doc = doc["text"];
+    in.texts = parse_strings(json{{"documents", docs}}, "documents", config_.max_client_batch_size);
+  } else {
+    in.texts = parse_strings(b, "texts", config_.max_client_batch_size);
+  }
+  const bool raw = !jina && bool_field(b, "raw_scores").value_or(false);
+  const bool with_text = jina ? bool_field(b, "return_documents").value_or(false) : bool_field(b, "return_text").value_or(false);
+  const int64_t top_n = jina ? int_field(b, "top_n").value_or(static_cast<int64_t>(in.texts.size())) : static_cast<int64_t>(in.texts.size());
+  if (top_n < 1) throw ApiError{422, "Validation", "field 'top_n' must be at least 1", "top_n"};
+  if (jina) string_field(b, "model");
+  const bool probability = d.rank_probability;
+  std::vector<std::string> texts = with_text ? in.texts : std::vector<std::string>{};
+  compute(c, r, Task::Rerank, docs_field, *query, std::move(in),
+          [this, jina, raw, probability, top_n, texts = std::move(texts)](const Embeddings& e) {
+            // The head's first output: a logit (sigmoid unless raw_scores), or P(yes) already.
+            std::vector<float> score(static_cast<size_t>(e.rows));
+            for (int64_t i = 0; i < e.rows; i++) score[i] = raw || probability ? e.row(i)[0] : sigmoid(e.row(i)[0]);
+            std::vector<size_t> order(score.size());
+            std::iota(order.begin(), order.end(), size_t{0});
+            std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return score[a] > score[b]; });
+            order.resize(std::min<size_t>(order.size(), static_cast<size_t>(top_n)));
+            json results = json::array();
+            for (size_t i : order) {
+              json item = {{"index", i}, {jina ? "relevance_score" : "score", score[i]}};
+              if (!texts.empty()) item[jina ? "document" : "text"] = jina ? json{{"text", texts[i]}} : json(texts[i]);
+              results.push_back(std::move(item));
+            }
+            HttpResponse res;
+            const json out = jina ? json{{"model", config_.model_name}, {"results", results}, {"usage", {{"total_tokens", total_tokens(e)}}}}
+                                  : results;
+            res.body = out.dump(-1, ' ', false, json::error_handler_t::replace);
+            return res;
+          });
+}
+
+}  // namespace embed::server

@@ -1,0 +1,103 @@
+// GET /openapi.json: an OpenAPI 3.0 description of every route of `embed serve`, written from
+// the same field names the routes read (tools/server/api*.cpp).
+#include <nlohmann/json.hpp>
+
+#include "tools/server/api.h"
+
+namespace embed::server {
+namespace {
+
+using nlohmann::json;
+
+json inputs_schema() {
+  return {{"oneOf",
+           {{{"type", "string"}},
+            {{"type", "array"}, {"items", {{"type", "string"}}}},
+            {{"type", "array"}, {"items", {{"type", "integer"}}}},
+            {{"type", "array"}, {"items", {{"type", "array"}, {"items", {{"type", "integer"}}}}}}}}};
+}
+
+json error_responses() {
+  json r;
+  const std::pair<const char*, const char*> codes[] = {
+      {"400", "invalid JSON or UTF-8, empty input, wrong model kind"},
+      {"401", "missing or wrong API key"},
+      {"413", "too many inputs, body too large, or an input too long without truncate"},
+      {"422", "a field of the wrong type or value, or a tokenizer error"},
+      {"429", "overloaded: retry after the Retry-After header's seconds"},
+      {"503", "shutting down"}};
+  for (const auto& [code, what] : codes)
+    r[code] = {{"description", what},
+               {"content",
+                {{"application/json",
+                  {{"schema",
+                    {{"type", "object"},
+                     {"properties",
+                      {{"error", {{"type", "string"}}}, {"error_type", {{"type", "string"}}}, {"field", {{"type", "string"}}},
+                       {"index", {{"type", "integer"}}}}}}}}}}}};
+  return r;
+}
+
+json post(const char* summary, json properties, std::vector<std::string> required, const char* answer) {
+  json responses = error_responses();
+  responses["200"] = {{"description", answer}};
+  return {{"post",
+           {{"summary", summary},
+            {"requestBody",
+             {{"required", true},
+              {"content", {{"application/json", {{"schema", {{"type", "object"}, {"properties", properties}, {"required", required}}}}}}}}},
+            {"responses", responses}}}};
+}
+
+json get(const char* summary, const char* answer) {
+  return {{"get", {{"summary", summary}, {"responses", {{"200", {{"description", answer}}}}}}}};
+}
+
+}  // namespace
+
+std::string openapi_document(const std::string& model_name) {
+  const json str = {{"type", "string"}}, boolean = {{"type", "boolean"}}, integer = {{"type", "integer"}};
+  const json direction = {{"type", "string"}, {"enum", {"Left", "Right"}}};
+  const json openai = post("OpenAI embeddings",
+                           {{"input", inputs_schema()}, {"model", str}, {"user", str},
+                            {"encoding_format", {{"type", "string"}, {"enum", {"float", "base64"}}}}, {"dimensions", integer}},
+                           {"input"}, "{object: list, data: [{object: embedding, index, embedding}], model, usage}");
+  json paths;
+  paths["/v1/embeddings"] = openai;
+  paths["/embeddings"] = openai;
+  paths["/embed"] = post("TEI embed",
+                         {{"inputs", inputs_schema()}, {"normalize", boolean}, {"truncate", boolean}, {"truncation_direction", direction},
+                          {"prompt_name", str}, {"dimensions", integer}},
+                         {"inputs"}, "[[float]]: one vector per input");
+  paths["/embed_all"] = post("TEI per-token vectors (final hidden states, no pooling or normalization)",
+                             {{"inputs", inputs_schema()}, {"truncate", boolean}, {"truncation_direction", direction}, {"prompt_name", str}},
+                             {"inputs"}, "[[[float]]]: per input, one vector per token");
+  paths["/embedding"] = post("llama.cpp embedding", {{"content", inputs_schema()}, {"embd_normalize", integer}}, {"content"},
+                             "[{index, embedding: [[float]]}]");
+  paths["/rerank"] = post("TEI rerank (Jina/Cohere shape when the body has documents)",
+                          {{"query", str}, {"texts", {{"type", "array"}, {"items", str}}}, {"truncate", boolean},
+                           {"truncation_direction", direction}, {"raw_scores", boolean}, {"return_text", boolean}},
+                          {"query", "texts"}, "[{index, score, text?}] best first");
+  paths["/v1/rerank"] = post("Jina/Cohere rerank",
+                             {{"query", str}, {"documents", {{"type", "array"}, {"items", str}}}, {"top_n", integer},
+                              {"return_documents", boolean}, {"model", str}, {"truncate", boolean}, {"truncation_direction", direction}},
+                             {"query", "documents"}, "{model, results: [{index, relevance_score, document?}], usage} best first");
+  paths["/tokenize"] = post("TEI tokenize (llama.cpp shape when the body has content)",
+                            {{"inputs", inputs_schema()}, {"add_special_tokens", boolean}, {"prompt_name", str}, {"content", str},
+                             {"add_special", boolean}, {"with_pieces", boolean}},
+                            {}, "[[{id, text, special, start, stop}]] (llama.cpp: {tokens})");
+  paths["/decode"] = post("TEI decode", {{"ids", inputs_schema()}, {"skip_special_tokens", boolean}}, {"ids"}, "[string]");
+  paths["/detokenize"] = post("llama.cpp detokenize", {{"tokens", {{"type", "array"}, {"items", integer}}}}, {"tokens"}, "{content}");
+  paths["/info"] = get("model and limits", "{model_id, model_type, max_input_length, max_batch_tokens, ...}");
+  paths["/health"] = get("200 while serving, 503 while shutting down", "empty");
+  paths["/v1/models"] = get("OpenAI model list", "{object: list, data: [{id, object: model}]}");
+  paths["/metrics"] = get("Prometheus metrics", "text/plain exposition format");
+  paths["/openapi.json"] = get("this document", "OpenAPI 3.0");
+  return json{{"openapi", "3.0.3"},
+              {"info", {{"title", "embed serve"}, {"version", "0.1.0"}, {"description", "Embeddings and reranking with " + model_name}}},
+              {"paths", paths},
+              {"components", {{"securitySchemes", {{"bearer", {{"type", "http"}, {"scheme", "bearer"}}}}}}}}
+      .dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+}  // namespace embed::server

@@ -1,0 +1,104 @@
+// `embed serve MODEL.gguf`: checks the configuration, loads the model, starts the scheduler and
+// the HTTP transport, and on SIGTERM/SIGINT drains (new requests get 503, requests in flight
+// finish) and exits 0.
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+
+#include "engine/scheduler.h"
+#include "tools/cli/commands.h"
+#include "tools/server/api.h"
+#include "tools/server/http.h"
+
+namespace embed::cli {
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+extern "C" void on_stop_signal(int) { g_stop.store(true); }
+
+void check_config(const ServeCommand& o, const ModelDescription& d, int64_t max_input) {
+  auto bad = [](const std::string& m) { fail(ErrorKind::InvalidArgument, m); };
+  if (o.port < 0 || o.port > 65535) bad("--port must be 0..65535");
+  if (o.max_concurrent_requests < 1) bad("--max-concurrent-requests must be at least 1");
+  if (o.max_client_batch_size < 1) bad("--max-client-batch-size must be at least 1");
+  if (o.payload_limit < 64) bad("--payload-limit must be at least 64 bytes");
+  if (o.http_threads < 1) bad("--http-threads must be at least 1");
+  if (!(o.read_timeout > 0)) bad("--read-timeout must be positive");
+  if (o.max_input_tokens < 0 || o.max_input_tokens > d.n_ctx)
+    bad("--max-input-tokens " + std::to_string(o.max_input_tokens) + " is outside 1.." + std::to_string(d.n_ctx) +
+        " (the model's context length)");
+  if (o.max_batch_tokens < max_input)
+    bad("--max-batch-tokens " + std::to_string(o.max_batch_tokens) + " is below the longest admissible input (" + std::to_string(max_input) +
+        " tokens, --max-input-tokens): such an input could never be batched");
+}
+
+}  // namespace
+
+int run_serve(const ServeCommand& o) {
+  const std::shared_ptr<const Model> model = load_model(o.model, o.device, o.threads, o.compat, o.compute_type);
+  const ModelDescription& d = model->describe();
+  const int64_t max_input = o.max_input_tokens > 0 ? o.max_input_tokens : d.n_ctx;
+  check_config(o, d, max_input);
+
+  SchedulerOptions so;
+  so.max_batch_tokens = o.max_batch_tokens;
+  so.interactive_tokens = o.interactive_tokens;
+  so.max_requests = o.max_concurrent_requests;
+  so.threads = o.threads;
+  Scheduler scheduler(model, so);
+  server::Metrics metrics;
+  scheduler.on_pass([&](const PassStats& p) { metrics.pass(p.sequences, p.tokens, p.seconds); });
+
+  server::ApiConfig ac;
+  ac.model_name = o.model_name.empty() ? std::filesystem::path(d.path).stem().string() : o.model_name;
+  ac.max_client_batch_size = o.max_client_batch_size;
+  ac.auto_truncate = o.auto_truncate;
+  ac.max_input_tokens = max_input;
+  ac.api_key = o.api_key;
+  ac.cors_origin = o.cors;
+  ac.payload_limit = o.payload_limit;
+  server::Api api(model, scheduler, metrics, ac);
+
+  server::HttpOptions ho;
+  ho.host = o.host;
+  ho.port = o.port;
+  ho.payload_limit = o.payload_limit;
+  ho.read_timeout = o.read_timeout;
+  ho.write_timeout = o.read_timeout;
+  ho.max_connections = o.max_connections > 0 ? o.max_connections : o.max_concurrent_requests + 64;
+  ho.threads = o.http_threads;
+  server::HttpServer http(ho, api);
+  api.set_connections([&] { return http.connections(); });
+  api.set_poster([&](std::function<void()> fn) { http.post(std::move(fn)); });
+
+  std::signal(SIGPIPE, SIG_IGN);
+  std::signal(SIGTERM, on_stop_signal);
+  std::signal(SIGINT, on_stop_signal);
+  bool draining = false, timed_out = false;
+  std::chrono::steady_clock::time_point drain_start;
+  http.every(0.02, [&] {
+    if (!g_stop.load()) return;
+    if (!draining) {
+      draining = true;
+      drain_start = std::chrono::steady_clock::now();
+      api.drain();
+      std::fprintf(stderr, "embed serve: draining %zu request(s) in flight\n", api.in_flight());
+    }
+    timed_out = std::chrono::steady_clock::now() - drain_start > std::chrono::duration<double>(o.drain_timeout);
+    if ((api.in_flight() == 0 && http.active() == 0) || timed_out) http.stop();
+  });
+  std::fprintf(stderr, "embed serve: %s (%s, %s) listening on http://%s:%d\n", ac.model_name.c_str(), d.arch.c_str(),
+               d.default_pooling == Pooling::Rank ? "reranker" : "embeddings", o.host.c_str(), http.port());
+  std::fflush(stderr);
+  http.run();
+  scheduler.stop();
+  if (timed_out) {
+    std::fprintf(stderr, "embed serve: stopped after --drain-timeout with requests still in flight\n");
+    return kExitFailure;
+  }
+  std::fprintf(stderr, "embed serve: stopped\n");
+  return kExitOk;
+}
+
+}  // namespace embed::cli
