@@ -220,7 +220,7 @@ def cosines(a, b):
     return out
 
 
-def amx_evidence(run, p):
+def amx_evidence(p):
     """What the run's output shows about AMX: oneDNN's verbose lines (sentence-transformers),
     llama.cpp's buffer report, the process's tile permission (peer_run.py's JSON)."""
     notes = []
@@ -230,11 +230,9 @@ def amx_evidence(run, p):
         amx = [x for x in onednn if "amx" in x]
         impl = sorted({x.split(",")[6] for x in amx if len(x.split(",")) > 6})
         notes.append(f"oneDNN ran {len(amx)} of {len(onednn)} matmul/inner-product calls on AMX kernels ({', '.join(impl[:3])})")
-    for line in p.stderr.splitlines():
-        if "AMX model buffer size" in line:
-            notes.append("llama.cpp: " + line.split(":", 1)[-1].strip())
-        if "cannot be used with preferred buffer type AMX" in line:
-            notes.append("llama.cpp: " + line.split(":", 1)[-1].strip())
+    amx_buffer = [" ".join(x.split(":", 1)[-1].split()) for x in p.stderr.splitlines() if "AMX model buffer size" in x]
+    if "llama_model_load" in p.stderr or "load_tensors" in p.stderr:
+        notes.append("llama.cpp: " + (amx_buffer[0] if amx_buffer else "no weights in the AMX buffer"))
     try:
         perm = last_json(p.stdout).get("amx_permission")
         if perm is not None:
@@ -246,14 +244,14 @@ def amx_evidence(run, p):
 
 def agreement(tmp, args, pythons, threads, kernels):
     """Each engine's vectors on agreement_texts() against embed's (default compute type, same
-    GGUF; for the HF peers the family's first float GGUF) and sentence-transformers f32's. An
-    embed variant's evidence is the kernels it reported in the probe."""
+    GGUF; for the HF peers the family's first float GGUF) and sentence-transformers f32's (same
+    family). An embed variant's evidence is the kernels it reported in the probe."""
     path = write_workload(tmp, "agreement", agreement_texts())
-    vectors, rows = {}, []
-    families = list(dict.fromkeys(MODELS[n]["family"] for n in args.models))
-    for family in families:
+    rows = []
+    for family in dict.fromkeys(MODELS[n]["family"] for n in args.models):
+        vectors = {}  # (label, model label) of this family -> vectors
         for run in runs_for_family(family, args, pythons):
-            out = os.path.join(tmp, f"vectors-{run.label}-{run.model_label}.jsonl")
+            out = os.path.join(tmp, f"vectors-{run.label}-{family}-{run.model_label}.jsonl")
             env = run.env(threads)
             if run.label == "st-bf16":
                 env["ONEDNN_VERBOSE"] = "1"
@@ -262,16 +260,19 @@ def agreement(tmp, args, pythons, threads, kernels):
                 raise SystemExit(f"{run.label} on {run.model_label} failed ({p.returncode}):\n{p.stderr[-3000:]}")
             vectors[(run.label, run.model_label)] = read_vectors(out)
             k = kernels.get((run.label, run.model_label))
-            evidence = f"embed bench --json: isa {k['isa']}, compute type {k['compute_type']}" if k else amx_evidence(run, p)
+            evidence = f"embed bench --json: isa {k['isa']}, compute type {k['compute_type']}" if k else amx_evidence(p)
             rows.append({"engine": run.label, "model": run.model_label, "family": family, "evidence": evidence})
-    for row in rows:
-        mine = vectors[(row["engine"], row["model"])]
-        ref_model = row["model"] if row["model"] != "hf" else next(
-            (n for n in args.models if MODELS[n]["family"] == row["family"] and MODELS[n]["weights"] in bench_models.FLOAT_WEIGHTS), None)
-        for key, ref in (("vs_embed", ("embed", ref_model)), ("vs_st_f32", ("st-f32", "hf"))):
-            if ref in vectors and ref != (row["engine"], row["model"]):
-                c = cosines(mine, vectors[ref])
-                row[key] = {"min": min(c), "median": sorted(c)[len(c) // 2], "reference": f"{ref[0]} {ref[1]}"}
+        embed_for_hf = next((n for n in args.models if MODELS[n]["family"] == family
+                             and MODELS[n]["weights"] in bench_models.FLOAT_WEIGHTS), None)
+        for row in rows:
+            if row["family"] != family:
+                continue
+            mine = vectors[(row["engine"], row["model"])]
+            for key, ref in (("vs_embed", ("embed", row["model"] if row["model"] != "hf" else embed_for_hf)),
+                             ("vs_st_f32", ("st-f32", "hf"))):
+                if ref in vectors and ref != (row["engine"], row["model"]):
+                    c = cosines(mine, vectors[ref])
+                    row[key] = {"min": min(c), "median": sorted(c)[len(c) // 2], "reference": f"{ref[0]} {ref[1]}"}
     return rows
 
 
@@ -341,13 +342,17 @@ def parse_args():
     ap.add_argument("--passes", type=int, default=1, help="timed passes over the workload per process")
     ap.add_argument("--no-agreement", action="store_true", help="skip the vectors' agreement check before the suite")
     ap.add_argument("--out", default=os.path.join(BUILD, "bench", "compare.json"))
+    ap.add_argument("--max-texts", type=int, help="at most this many texts per workload and latency run (quick checks)")
     ap.add_argument("--issue-sizes", action="store_true",
                     help="the benchmark issue's full counts (all 3000 STS-B sentences, 200 documents of 256 tokens, "
                          "20 at the maximum length) instead of the suite's reduced ones")
     args = ap.parse_args()
-    if args.issue_sizes:
-        for m in MODELS.values():
+    for m in MODELS.values():
+        if args.issue_sizes:
             m["sizes"] = dict(bench_models.ISSUE_SIZES)
+        if args.max_texts:
+            m["sizes"] = {w: min(n, args.max_texts) for w, n in m["sizes"].items()}
+            m["latency"] = min(m["latency"], args.max_texts)
     args.models = args.models.split(",")
     args.workloads = args.workloads.split(",")
     args.engines = [] if args.engines == "none" else args.engines.split(",")
