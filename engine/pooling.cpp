@@ -60,9 +60,10 @@ Tensor pool_outputs(ForwardPass& fp, const ModelInfo& info, const Tensor& hidden
 }
 
 Tensor project_pooled(ForwardPass& fp, const ModelInfo& info, Tensor x) {
-  for (const Tensor& m : info.post_pool) {
-    Tensor y = fp.ws.f32(x.rows, m.rows);
-    ops::linear(fp, x, m, Tensor{}, y);
+  for (const DenseLayer& d : info.post_pool) {
+    Tensor y = fp.ws.f32(x.rows, d.w.rows);
+    ops::linear(fp, x, d.w, d.b, y);
+    if (d.act) ops::activation(fp, y, y, *d.act);
     x = y;
   }
   return x;

@@ -62,6 +62,11 @@ struct Request {
   TruncationDirection truncation_direction = TruncationDirection::Right;  // Right keeps the start
   LongInputs long_inputs = LongInputs::Refuse;
   int64_t long_overlap = -1;       // tokens two consecutive windows share (-1: max_tokens / 4)
+  // Special-token text in the inputs ("[SEP]", "<|endoftext|>") is plain text (HF's
+  // split_special_tokens), for text the caller does not control. Default (false): it is the
+  // special token, as HF tokenizers, sentence-transformers, TEI and llama.cpp read it. The
+  // model's own prompts and templates keep their special tokens either way.
+  bool split_special = false;
   // Prompt, prepended to every text (Embed only): explicit text (even "") > prompt_name (the
   // model's prompts, then the presets of engine/prompts.h) > the model's default prompt > none.
   std::optional<std::string> prompt;
@@ -94,6 +99,7 @@ struct ResolvedRequest {
   TruncationDirection truncation_direction = TruncationDirection::Right;
   LongInputs long_inputs = LongInputs::Refuse;
   int64_t long_overlap = 0;  // resolved: 0 <= overlap < max_tokens
+  bool split_special = false;
   std::string prompt;      // resolved text ("" = none)
   bool late_chunking = false;
   ChunkRule chunk_rule = ChunkRule::Tokens;

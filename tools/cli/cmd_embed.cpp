@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "engine/api.h"
+#include "engine/pipeline.h"
 #include "tokenizer/tokenizer.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/input.h"
@@ -68,6 +69,7 @@ Request request_of(const EmbedCommand& o) {
   req.truncate = o.truncate;
   req.truncation_direction = parse_direction_flag(o.truncate_direction);
   req.exclude_special = o.exclude_special;
+  req.split_special = o.split_special;
   if (!o.long_inputs.empty() && !parse_long_inputs(o.long_inputs, &req.long_inputs))
     fail(ErrorKind::InvalidArgument, "unknown --long '" + o.long_inputs + "' (error, chunk)");
   req.long_overlap = o.long_overlap;
@@ -180,14 +182,23 @@ Embeddings embed_block(Context& ctx, const Request& req, const RunSettings& sett
   return out;
 }
 
+// The sequences the engine runs, from the same tokenization (prompt, split_special, limits): one
+// per line, or with --long chunk / --late-chunking each window of a line.
 void print_tokens(const Model& model, const Request& req, const std::vector<Record>& block) {
   const tok::Tokenizer& tk = model.tokenizer();
-  const std::string prompt = resolve_prompt(model.describe().prompts, req.prompt, req.prompt_name);
-  for (const Record& r : block) {
-    const tok::Encoding e = tk.encode(prompt + r.text);
-    std::string pieces;
-    for (size_t k = 0; k < e.ids.size() && k < 64; k++) pieces += (k ? " " : "") + std::string(tk.piece(e.ids[k]));
-    std::fprintf(stderr, "line %zu: %zu tokens: %s%s\n", r.line, e.ids.size(), pieces.c_str(), e.ids.size() > 64 ? " ..." : "");
+  std::vector<std::string> texts;
+  for (const Record& r : block) texts.push_back(r.text);
+  try {
+    const Tokenized t = tokenize_texts(model, resolve_request(model.describe(), req, Task::Embed), texts);
+    for (size_t i = 0; i < t.seqs.size(); i++) {
+      const std::vector<int32_t>& ids = t.seqs[i].ids;
+      std::string pieces;
+      for (size_t k = 0; k < ids.size() && k < 64; k++) pieces += (k ? " " : "") + std::string(tk.piece(ids[k]));
+      std::fprintf(stderr, "%s %zu: %zu tokens: %s%s\n", t.parts.empty() ? "line" : "sequence", t.parts.empty() ? block[i].line : i + 1, ids.size(),
+                   pieces.c_str(), ids.size() > 64 ? " ..." : "");
+    }
+  } catch (const Error&) {
+    // The same error comes back from embed() below, with its line number.
   }
 }
 
