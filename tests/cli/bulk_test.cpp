@@ -157,7 +157,7 @@ TEST_CASE("npy streams blocks and writes its row count at the end", "[cli][bulk]
   CHECK(std::memcmp(npy.data() + 128, want.data.data(), want.data.size() * 4) == 0);
 }
 
-TEST_CASE("--dedup gives the rows of a run without it", "[cli][bulk]") {
+TEST_CASE("dedup (--dedup) gives the rows of a run without it", "[cli][bulk]") {
   const std::vector<std::string> texts = corpus();
   std::string lines;
   for (const std::string& t : texts) lines += t + "\n";
@@ -171,7 +171,7 @@ TEST_CASE("--dedup gives the rows of a run without it", "[cli][bulk]") {
   CHECK(d.err.find("2 deduplicated") != std::string::npos);
 }
 
-TEST_CASE("--resume continues a cut output to the bytes of an uncut run", "[cli][bulk]") {
+TEST_CASE("resume (--resume) continues a cut output to the bytes of an uncut run", "[cli][bulk]") {
   const std::vector<std::string> texts = corpus();
   std::string jl;
   for (size_t i = 0; i < texts.size(); i++) jl += nlohmann::json{{"id", "x" + std::to_string(i)}, {"text", texts[i]}}.dump() + "\n";
@@ -220,7 +220,7 @@ TEST_CASE("structured input errors name the line", "[cli][bulk]") {
   CHECK(r.code != 0);
 }
 
-TEST_CASE("--late-chunking and --long chunk write the API's rows", "[cli][bulk]") {
+TEST_CASE("late chunking and long chunk (--late-chunking, --long chunk) write the API's rows", "[cli][bulk]") {
   const std::vector<std::string> texts = {"The river runs past the old mill. It turns the wheel all day.", "One sentence only."};
   auto m = Model::load(kModel);
   REQUIRE(m.ok());
