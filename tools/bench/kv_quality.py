@@ -3,9 +3,9 @@ pooling (with and without the one-word template), hybrid pooling without re-rout
 KV-Embedding at a few layer bands and biases. Runs the `embed` command once per configuration
 (the texts are every distinct sentence of the subset) and prints a markdown table. numpy only.
 
-  python tools/bench/kv_quality.py MODEL.gguf [--pairs N] [--threads T] [--config NAME:FLAGS ...]
+  python tools/bench/kv_quality.py MODEL.gguf [--start S] [--pairs N] [--threads T] [--config NAME:FLAGS ...]
 
---pairs N takes the first N pairs of the dev set (all 1500 when 0)."""
+--start S --pairs N takes pairs S..S+N-1 of the dev set (all 1500 when N is 0)."""
 import argparse
 import csv
 import os
@@ -47,7 +47,7 @@ def default_configs(n_layers):
         (f"KV-Embedding {mid} b=0.5 + template", ["--kv-embedding", "--kv-bias", "0.5", *t]),
         (f"KV-Embedding {mid} b=2.0 + template", ["--kv-embedding", "--kv-bias", "2.0", *t]),
         (f"KV-Embedding 0-{n_layers - 1} b=1.0 + template", ["--kv-embedding", "--kv-layers", f"0-{n_layers - 1}", *t]),
-        (f"KV-Embedding {mid} b=1.0, mean, no template", ["--kv-embedding"]),
+        (f"KV-Embedding {mid} b=1.0, no template", ["--kv-embedding"]),
     ]
 
 
@@ -56,19 +56,19 @@ def main():
     ap.add_argument("model")
     ap.add_argument("--embed", default=os.path.join(ROOT, "build", "tools", "embed"))
     ap.add_argument("--stsb", default=os.path.join(ROOT, "tests", "fixtures", "stsb", "stsb-en-dev.csv"))
+    ap.add_argument("--start", type=int, default=0)
     ap.add_argument("--pairs", type=int, default=0)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--n-layers", type=int, default=18, help="the model's layer count (gemma-3-270m: 18)")
     ap.add_argument("--config", action="append", default=[], help="NAME:FLAGS, instead of the default set")
     a = ap.parse_args()
     rows = list(csv.reader(open(a.stsb, encoding="utf-8")))
-    if a.pairs:
-        rows = rows[: a.pairs]
+    rows = rows[a.start: a.start + a.pairs] if a.pairs else rows[a.start:]
     sentences = sorted({s for r in rows for s in r[:2]})
     index = {s: i for i, s in enumerate(sentences)}
     gold = [float(r[2]) for r in rows]
     configs = [(c.split(":", 1)[0], shlex.split(c.split(":", 1)[1])) for c in a.config] or default_configs(a.n_layers)
-    print(f"{os.path.basename(a.model)}: STS-B en dev, {len(rows)} pairs, {len(sentences)} sentences")
+    print(f"{os.path.basename(a.model)}: STS-B en dev, pairs {a.start}..{a.start + len(rows) - 1}, {len(sentences)} sentences")
     print("| method | Spearman |\n|---|---|", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         texts = os.path.join(tmp, "s.txt")
