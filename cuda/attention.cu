@@ -7,7 +7,8 @@
 // max/sum with butterfly reductions, then each lane accumulates p . v for d_head / 32 columns.
 // Tiles are counted from the sequence's first key, so a sequence's output is bit-identical
 // whatever it is packed with. With keys of earlier positions (AttentionArgs::kv_rows) the
-// queries sit at the end of the sequence's keys. Dynamic shared memory: Q 16 x D, K 32 x (D + 1), V 32 x D, P 16 x 32 floats.
+// queries sit at the end of the sequence's keys. The KV-Embedding prefix (AttentionArgs::prefix_k)
+// is folded into the online softmax after the last key tile, as one more logit and value. Dynamic shared memory: Q 16 x D, K 32 x (D + 1), V 32 x D, P 16 x 32 floats.
 #include "cuda/attention_common.cuh"
 #include "cuda/kernels.cuh"
 
@@ -127,6 +128,28 @@ __global__ void __launch_bounds__(kWarps * 32) attention_kernel(AttentionParams 
     accumulate_values<D>(w, vs, warp_ps);
   }
   const int lane = static_cast<int>(threadIdx.x & 31);
+  if (p.prefix_k) {
+    __syncthreads();  // the q tile is written even when no key tile ran
+    const float* pk = p.prefix_k + int64_t{blockIdx.x} * p.prefix_stride + kv_col;
+    const float* pv = p.prefix_v + int64_t{blockIdx.x} * p.prefix_stride + kv_col;
+    const float* wq = qs + warp * kQueriesPerWarp * D;
+#pragma unroll
+    for (int r = 0; r < kQueriesPerWarp; r++) {
+      float part = 0.0f;
+#pragma unroll
+      for (int i = 0; i < D / 32; i++)
+        if (lane + 32 * i < d) part = fmaf(wq[r * D + lane + 32 * i], pk[lane + 32 * i], part);
+      const float s = warp_sum(part) * p.scale + p.prefix_bias;
+      const float m_new = std::max(w.m[r], s);
+      const float prob = expf(s - m_new);
+      const float correction = w.m[r] == -INFINITY ? 0.0f : expf(w.m[r] - m_new);
+      w.l[r] = w.l[r] * correction + prob;
+#pragma unroll
+      for (int i = 0; i < D / 32; i++)
+        w.acc[r][i] = w.acc[r][i] * correction + (lane + 32 * i < d ? prob * pv[lane + 32 * i] : 0.0f);
+      w.m[r] = m_new;
+    }
+  }
 #pragma unroll
   for (int r = 0; r < kQueriesPerWarp; r++) {
     if (q_first + r >= len) continue;

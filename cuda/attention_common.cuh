@@ -2,7 +2,8 @@
 // kernel parameters, where a sequence's queries and keys are (keys may start before the queries:
 // AttentionArgs::kv_rows), the visibility rule of AttentionArgs, and the range of keys a tile of
 // queries can see, aligned down to a key-tile boundary counted from the sequence's first key (so
-// a sequence's output never depends on what it is packed with).
+// a sequence's output never depends on what it is packed with). The f32 kernel also takes the
+// KV-Embedding prefix (AttentionArgs::prefix_k); the tensor-core kernel does not.
 #pragma once
 
 #include "cuda/device.cuh"
@@ -23,12 +24,18 @@ struct AttentionParams {
   bool causal;
   int window_left, window_right;
   const unsigned* absmax;  // tensor-core kernel: bits of max|q|, max|k|, max|v| (device)
+  const float* prefix_k;   // AttentionArgs::prefix_k / prefix_v rows (device), or null
+  const float* prefix_v;
+  int64_t prefix_stride;
+  float prefix_bias;
 };
 
 inline AttentionParams attention_params(const AttentionArgs& a, const unsigned* absmax) {
   return AttentionParams{a.q.ptr<const float>(), a.k.ptr<const float>(), a.v.ptr<const float>(), a.out.ptr<float>(),
                          a.cu_seqlens, a.kv_rows.on() ? a.kv_rows.cu_seqlens : a.cu_seqlens, a.q.cols, a.k.cols, a.n_heads / a.n_kv_heads, a.d_head, a.scale, a.causal,
-                         a.window_left, a.window_right, absmax};
+                         a.window_left, a.window_right, absmax,
+                         a.prefix_k.empty() ? nullptr : a.prefix_k.ptr<const float>(), a.prefix_v.empty() ? nullptr : a.prefix_v.ptr<const float>(),
+                         a.prefix_k.cols, a.prefix_bias};
 }
 
 // Sequence s: queries rows [q_begin, q_begin + q_len) of q and out, keys rows [kv_begin,

@@ -29,8 +29,19 @@ Tensor self_attention(ForwardPass& fp, const Tensor& h, const AttentionWeights& 
     ops::rope(fp, k, spec.n_kv_heads, spec.d_head, *rope);
   }
   Tensor out = fp.ws.f32(n, q.cols);
-  if (fp.cache) ops::attention(fp, q, cached.k, cached.v, out, spec, &cached.kv_rows);
-  else ops::attention(fp, q, k, v, out, spec);
+  if (!spec.reroute_last_kv) {
+    if (fp.cache) ops::attention(fp, q, cached.k, cached.v, out, spec, &cached.kv_rows);
+    else ops::attention(fp, q, k, v, out, spec);
+    return out;
+  }
+  // KV-Embedding: the last token's key (rotated at its own position, as the layer computed it)
+  // and value, one per sequence, as the prefix position. A piece before the last does not have
+  // its sequence's last token, so a piecewise run never re-routes (Runner refuses it earlier).
+  EMBED_CHECK(!fp.cache, "self_attention: KV-Embedding re-routing needs the whole sequence in one pass");
+  ops::AttentionSpec s = spec;
+  s.prefix_k = ops::pool_rows(fp, k, PoolKind::Last);
+  s.prefix_v = ops::pool_rows(fp, v, PoolKind::Last);
+  ops::attention(fp, q, k, v, out, s);
   return out;
 }
 

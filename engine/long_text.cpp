@@ -1,6 +1,6 @@
 // Windows and late chunking (engine/long_text.h). A text's encoding is head (the model's leading
-// special tokens, then the prompt's tokens) + body (the text's tokens) + tail (trailing special
-// tokens); a window is head + a stretch of at most max_tokens - head - tail body tokens + tail.
+// special tokens, then the prompt's tokens) + body (the text's tokens) + tail (a template's rest,
+// then trailing special tokens); a window is head + at most max_tokens - head - tail body tokens + tail.
 #include "engine/long_text.h"
 
 #include <algorithm>
@@ -89,13 +89,17 @@ struct Layout {
   int64_t body() const { return n - head - tail; }
 };
 
-Layout layout_of(const tok::Encoding& e, size_t prompt_bytes) {
+Layout layout_of(const tok::Encoding& e, TextBytes text) {
   Layout l;
   l.n = static_cast<int64_t>(e.size());
   while (l.head < l.n && e.sequence[static_cast<size_t>(l.head)] < 0) l.head++;
   while (l.tail < l.n - l.head && e.sequence[static_cast<size_t>(l.n - 1 - l.tail)] < 0) l.tail++;
-  // The prompt's tokens: those that end inside it (one that straddles the join is the text's).
-  while (prompt_bytes > 0 && l.head < l.n - l.tail && e.end[static_cast<size_t>(l.head)] <= prompt_bytes) l.head++;
+  // The prompt's tokens: those that end inside it (one that straddles the join is the text's);
+  // the template suffix's: those that start after the text.
+  while (text.begin > 0 && l.head < l.n - l.tail && e.end[static_cast<size_t>(l.head)] <= text.begin) l.head++;
+  while (l.tail < l.n - l.head && e.sequence[static_cast<size_t>(l.n - 1 - l.tail)] >= 0 &&
+         e.begin[static_cast<size_t>(l.n - 1 - l.tail)] >= text.end)
+    l.tail++;
   return l;
 }
 
@@ -171,17 +175,18 @@ TextChunks plan_chunks(const std::string& text, const ResolvedRequest& r, const 
   return c;
 }
 
-void add_windows(const ResolvedRequest& r, size_t input, const tok::Encoding& e, size_t prompt_bytes, Tokenized& out) {
-  const Layout l = layout_of(e, prompt_bytes);
+void add_windows(const ResolvedRequest& r, size_t input, const tok::Encoding& e, TextBytes text, Tokenized& out) {
+  const Layout l = layout_of(e, text);
   for (const auto& [a, b] : windows_over(l.body(), window_capacity(r, l), r.long_overlap)) {
     out.seqs.push_back(window_sequence(e, l, a, b));
     out.parts.push_back({RowPart{static_cast<int64_t>(input), 0, 1, static_cast<float>(b - a)}});
   }
 }
 
-void add_late_chunks(const ResolvedRequest& r, size_t input, const tok::Encoding& e, size_t prompt_bytes, const TextChunks& chunks,
+void add_late_chunks(const ResolvedRequest& r, size_t input, const tok::Encoding& e, TextBytes text, const TextChunks& chunks,
                      Tokenized& out) {
-  const Layout l = layout_of(e, prompt_bytes);
+  const size_t prompt_bytes = text.begin;
+  const Layout l = layout_of(e, text);
   const int64_t body = l.body();
   if (body == 0) invalid("the text gives no tokens to chunk");
   // Where a body token is in chunks.text: its first byte that is not white space (a byte-level

@@ -26,12 +26,18 @@ struct TextChunks {
 // else the request's rule. Throws InvalidArgument naming the span at fault.
 TextChunks plan_chunks(const std::string& text, const ResolvedRequest& r, const std::vector<CharSpan>* given);
 
-// One input of `out` (index `input`) from its encoding (prompt + text, with the model's special
-// tokens; prompt_bytes: the prompt's length): its chunks' rows (late chunking, with `chunks`
+// Where the text is in the string that was encoded: bytes [begin, end), after the prompt and
+// before the rest of a prompt template (whose tokens each window repeats, like the prompt's).
+struct TextBytes {
+  size_t begin = 0, end = 0;
+};
+
+// One input of `out` (index `input`) from its encoding (prompt + text + template suffix, with the
+// model's special tokens; `text`: where the text is): its chunks' rows (late chunking, with `chunks`
 // from plan_chunks) or, when it is longer than max_tokens, its windows adding to row `input`.
-void add_late_chunks(const ResolvedRequest& r, size_t input, const tok::Encoding& e, size_t prompt_bytes, const TextChunks& chunks,
+void add_late_chunks(const ResolvedRequest& r, size_t input, const tok::Encoding& e, TextBytes text, const TextChunks& chunks,
                      Tokenized& out);
-void add_windows(const ResolvedRequest& r, size_t input, const tok::Encoding& e, size_t prompt_bytes, Tokenized& out);
+void add_windows(const ResolvedRequest& r, size_t input, const tok::Encoding& e, TextBytes text, Tokenized& out);
 
 // Code points of a UTF-8 string before byte `byte` (the string is valid UTF-8).
 int64_t code_points_before(const std::string& s, size_t byte);

@@ -106,23 +106,25 @@ Tokenized tokenize_texts(const Model& m, const ResolvedRequest& r, const std::ve
   if (r.long_inputs == LongInputs::Chunk) out.n_rows = static_cast<int64_t>(texts.size());
   for (size_t i = 0; i < texts.size(); i++)
     for_input(i, [&] {
-      // The prompt is the model's or the caller's own: split_special applies to the text only.
+      // The prompt (or template) is the model's or the caller's own: split_special applies to the text only.
       tok::EncodeOptions eo;
       eo.split_special = r.split_special;
       if (r.late_chunking) {
         const TextChunks c = plan_chunks(texts[i], r, chunk_spans ? &(*chunk_spans)[i] : nullptr);
-        const tok::Encoding e = tk.encode_template(r.prompt + c.text, {{r.prompt.size(), r.prompt.size() + c.text.size()}}, eo);
+        const size_t text_end = r.prompt.size() + c.text.size();
+        const tok::Encoding e = tk.encode_template(r.prompt + c.text + r.prompt_suffix, {{r.prompt.size(), text_end}}, eo);
         for (const std::string& w : e.warnings) add_warning(out.warnings, w);
-        add_late_chunks(r, i, e, r.prompt.size(), c, out);
+        add_late_chunks(r, i, e, {r.prompt.size(), text_end}, c, out);
         out.input_tokens.push_back(static_cast<int32_t>(e.ids.size()));
         return;
       }
-      tok::Encoding e = tk.encode_template(r.prompt + texts[i], {{r.prompt.size(), r.prompt.size() + texts[i].size()}}, eo);
+      const size_t text_end = r.prompt.size() + texts[i].size();
+      tok::Encoding e = tk.encode_template(r.prompt + texts[i] + r.prompt_suffix, {{r.prompt.size(), text_end}}, eo);
       if (e.ids.empty()) throw InputError(ErrorKind::InvalidArgument, static_cast<int64_t>(i), "text " + std::to_string(i) + " gives no tokens");
       if (parts) out.input_tokens.push_back(static_cast<int32_t>(e.ids.size()));
       if (r.long_inputs == LongInputs::Chunk && static_cast<int64_t>(e.ids.size()) > r.max_tokens) {
         for (const std::string& w : e.warnings) add_warning(out.warnings, w);
-        add_windows(r, i, e, r.prompt.size(), out);
+        add_windows(r, i, e, {r.prompt.size(), text_end}, out);
         return;
       }
       if (parts) out.parts.push_back({RowPart{static_cast<int64_t>(i), 0, 1, 1.0f}});
@@ -202,6 +204,7 @@ PassOptions pass_options(const ResolvedRequest& r) {
   p.pooling = r.late_chunking ? Pooling::None : r.pooling;  // late chunking pools spans of the token rows
   p.exclude_special = r.exclude_special;
   p.keep_hidden = r.hidden_states;
+  p.kv = r.kv;
   return p;
 }
 
@@ -294,6 +297,15 @@ class RowSums {
 
 }  // namespace
 
+void quantize_output(Embeddings& e, const RowFinish& f) {
+  e.precision = f.precision;
+  if (f.precision == Precision::Float32) return;
+  e.code_bytes = code_bytes(f.precision, e.cols);
+  e.codes.resize(static_cast<size_t>(e.rows * e.code_bytes));
+  quantize_rows(e.data.data(), e.rows, e.cols, f.precision, f.ranges.get(), e.codes.data());
+  std::vector<float>().swap(e.data);
+}
+
 Embeddings run_request(Runner& runner, const ResolvedRequest& r, Tokenized t, const RunSettings& s) {
   Embeddings out;
   out.warnings = std::move(t.warnings);
@@ -320,9 +332,10 @@ Embeddings run_request(Runner& runner, const ResolvedRequest& r, Tokenized t, co
   }
   RowSums sums(t);
   // A causal model runs a sequence longer than a pass in pieces with a KV cache (the same rows in
-  // bounded memory); a bidirectional one needs it whole, so its passes grow to the longest.
+  // bounded memory); a bidirectional one needs it whole, so its passes grow to the longest. So does
+  // KV-Embedding: its re-routing reads each sequence's last token, which only the last piece has.
   const int64_t piece = s.batch_tokens > 0 ? s.batch_tokens : kDefaultBatchTokens;
-  const bool in_pieces = runner.model().info().causal;
+  const bool in_pieces = runner.model().info().causal && !pass.kv.on();
   size_t done = 0;
   for (const std::vector<size_t>& batch : plan_batches(seqs, in_pieces ? piece : std::max(longest, piece))) {
     std::vector<SequenceInput> part;
@@ -349,6 +362,7 @@ Embeddings run_request(Runner& runner, const ResolvedRequest& r, Tokenized t, co
     if (s.progress) s.progress(done, seqs.size());
   }
   if (combined && !seqs.empty()) sums.finish(runner, r, out);
+  quantize_output(out, r.finish);
   return out;
 }
 

@@ -6,10 +6,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "engine/model.h"
+#include "engine/quantize.h"
 #include "tokenizer/tokenizer.h"
 
 namespace embed {
@@ -56,6 +59,11 @@ struct Request {
   std::optional<int> normalize;    // -1 none, 0 max-abs int16 range, 1 L1, 2 L2, > 2 p-norm;
                                    // default 2, none for rank pooling
   int dimensions = 0;              // Matryoshka: the first `dimensions` values, then normalize (0 = all)
+  // Output precision of pooled rows (Embed only), applied last (engine/quantize.h): int8 / uint8
+  // need calibration ranges of the output width (embed calibrate); rows then come as
+  // Embeddings::codes instead of floats.
+  Precision precision = Precision::Float32;
+  std::shared_ptr<const QuantizationRanges> ranges;
   // Tokenization and length.
   int64_t max_tokens = 0;          // per input (per query+document); 0 = the model's context length
   bool truncate = false;           // false: an input longer than max_tokens is an error
@@ -79,12 +87,23 @@ struct Request {
   ChunkRule chunk_rule = ChunkRule::Tokens;
   int64_t chunk_tokens = 256;
   std::string chunk_separator = "<<<CHUNK>>>";
+  // Prompt template instead of a prompt (Embed only): the text goes where "{text}" stands (exactly
+  // once), e.g. PromptEOL's 'This sentence: "{text}" means in one word: "'. Any pooling.
+  std::optional<std::string> prompt_template;
+  // KV-Embedding (arXiv 2601.01046; decoders only, Embed only): at layers kv_layers (first, last;
+  // default: the middle third of the layers) each sequence's last key and value become a prefix
+  // position with logit bias kv_bias (default 1.0). Pooling: hybrid by default; mean, last too.
+  bool kv_embedding = false;
+  std::optional<std::pair<int, int>> kv_layers;
+  std::optional<float> kv_bias;
 };
 
-// How pooled rows are finished (Matryoshka truncation, then normalization).
+// How pooled rows are finished (Matryoshka truncation, then normalization, then quantization).
 struct RowFinish {
   int normalize = 2;
   int dims = 0;  // 0 = the full width
+  Precision precision = Precision::Float32;
+  std::shared_ptr<const QuantizationRanges> ranges;  // int8 / uint8
 };
 
 // A Request checked against a model, with every default filled in.
@@ -100,12 +119,14 @@ struct ResolvedRequest {
   LongInputs long_inputs = LongInputs::Refuse;
   int64_t long_overlap = 0;  // resolved: 0 <= overlap < max_tokens
   bool split_special = false;
-  std::string prompt;      // resolved text ("" = none)
+  std::string prompt;      // resolved text before the input ("" = none)
+  std::string prompt_suffix;  // after the input (the rest of a prompt template)
   bool late_chunking = false;
   ChunkRule chunk_rule = ChunkRule::Tokens;
   int64_t chunk_tokens = 256;
   std::string chunk_separator;
   bool causal = false;     // the model's attention (late chunking's choice of window)
+  KvRouting kv;            // off unless kv_embedding
 };
 
 // The validation of every front end. Throws embed::Error(InvalidArgument) whose message starts

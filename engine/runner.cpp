@@ -65,6 +65,8 @@ void Runner::validate(const std::vector<SequenceInput>& seqs, const PassOptions&
     fail(ErrorKind::InvalidArgument, "rank pooling needs a classifier head (cls / cls.output tensors), which this model does not have");
   if (o.exclude_special && o.pooling != Pooling::Mean)
     fail(ErrorKind::InvalidArgument, "leaving special tokens out applies to mean pooling only");
+  if (o.kv.on() && (!info.causal || o.kv.layer_begin < 0 || o.kv.layer_end >= info.n_layers))
+    fail(ErrorKind::InvalidArgument, "KV-Embedding needs a causal model and layers inside 0.." + std::to_string(info.n_layers - 1));
   if (info.causal && o.pooling == Pooling::Cls)
     out.warnings.push_back("cls pooling on a causal model: the first token cannot see the rest of the text, so its vector "
                            "ignores the text (use last or mean pooling)");
@@ -131,7 +133,7 @@ RunOutput Runner::run(const std::vector<SequenceInput>& seqs, const PassOptions&
 
   ws_->reset();
   const BatchView bv = upload_batch(hb);
-  ForwardPass fp{*backend_, *ws_, bv};
+  ForwardPass fp{*backend_, *ws_, bv, nullptr, o.kv};
   Tensor hidden = ws_->f32(n, info.d_model);
   model_->arch().forward(fp, hidden);
   PoolSpec ps;
@@ -172,10 +174,14 @@ RunOutput Runner::run_in_pieces(const SequenceInput& seq, const PassOptions& o, 
   const ModelInfo& info = model_->info();
   if (!info.causal)
     fail(ErrorKind::Unsupported, info.arch + " attends in both directions (earlier tokens see later ones): a sequence cannot run in pieces");
+  if (o.kv.on())
+    fail(ErrorKind::Unsupported, "KV-Embedding re-routes each sequence's last token, which a piece before the last does not have: "
+                                 "a KV-Embedding sequence runs in one pass");
   const int64_t len = static_cast<int64_t>(seq.ids.size()), d = info.d_model;
   piece = std::clamp<int64_t>(piece, 1, len);
   KvCache cache(*backend_, len, piece);
-  const bool per_token = o.pooling == Pooling::None, mean = o.pooling == Pooling::Mean;
+  const bool per_token = o.pooling == Pooling::None, hybrid = o.pooling == Pooling::Hybrid;
+  const bool mean = o.pooling == Pooling::Mean || hybrid;
   // The piece that holds the token a pooling reads: the first for cls (and a rank head reading the
   // first token), the last otherwise.
   const bool pool_first = o.pooling == Pooling::Cls || (o.pooling == Pooling::Rank && info.rank_head.token == PoolKind::First);
@@ -223,6 +229,11 @@ RunOutput Runner::run_in_pieces(const SequenceInput& seq, const PassOptions& o, 
   if (mean) {
     std::vector<float> m(static_cast<size_t>(d));
     for (int64_t i = 0; i < d; i++) m[static_cast<size_t>(i)] = weight > 0 ? static_cast<float>(sum[static_cast<size_t>(i)] / weight) : 0.0f;
+    // Hybrid: (the last token's row + the mean) / 2, as pool_outputs does it in f32; `rows` still
+    // holds the last piece.
+    const int64_t last = (len - 1) % piece;
+    for (int64_t i = 0; hybrid && i < d; i++)
+      m[static_cast<size_t>(i)] = (rows[static_cast<size_t>(last * d + i)] + m[static_cast<size_t>(i)]) * 0.5f;
     out.rows = 1;
     out.cols = d;
     out.pooled = project(m, 1, &out.cols);

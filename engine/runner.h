@@ -51,6 +51,7 @@ struct PassOptions {
   Pooling pooling = Pooling::Mean;
   bool exclude_special = false;   // mean pooling leaves out tokens marked special
   bool keep_hidden = false;       // also return the final hidden states of every token
+  KvRouting kv;                   // KV-Embedding re-routing (off by default)
 };
 
 struct RunOutput {
@@ -70,9 +71,9 @@ class Runner {
   RunOutput run(const std::vector<SequenceInput>& seqs, const PassOptions& o);
   // One sequence of a causal model in consecutive pieces of at most `piece` tokens, the keys and
   // values of earlier pieces kept (KvCache): what run({seq}, o) gives (hidden states and last /
-  // cls / rank rows bit for bit; mean pooling sums in double across pieces, so within the f32
-  // rounding of run()'s sum), in memory bounded by the piece and the cache. Unsupported for
-  // bidirectional models.
+  // cls / rank rows bit for bit; mean and hybrid pooling sum in double across pieces, so within
+  // the f32 rounding of run()'s sum), in memory bounded by the piece and the cache. Unsupported for
+  // bidirectional models and with KV-Embedding (o.kv: re-routing reads the sequence's last token).
   RunOutput run_in_pieces(const SequenceInput& seq, const PassOptions& o, int64_t piece);
   // The model's post-pooling projections (ModelInfo::post_pool) of n pooled rows [n, d_model],
   // for rows pooled outside run(); *cols becomes the output width. Unchanged without projections.

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "engine/api.h"
+#include "engine/quantize.h"
 
 using namespace embed;
 
@@ -205,6 +206,52 @@ TEST_CASE("resume (--resume) continues a cut output to the bytes of an uncut run
     CHECK(run(in + " --resume -f json -o " + kDir + "/x.json").err.find("not json") != std::string::npos);
     CHECK(run(in + " --resume").err.find("--out FILE") != std::string::npos);
   }
+}
+
+TEST_CASE("quantized rows (--precision) stream, dedup and resume like float ones", "[cli][bulk][quantize]") {
+  const std::vector<std::string> texts = corpus();
+  std::string lines;
+  for (const std::string& t : texts) lines += t + "\n";
+  const std::string in = file("prec.txt", lines);
+  for (const char* name : {"binary", "ubinary"}) {
+    INFO(name);
+    auto m = Model::load(kModel);
+    REQUIRE(m.ok());
+    Context c(m.value(), 2);
+    Request q;
+    REQUIRE(parse_precision(name, &q.precision));
+    auto e = c.embed(texts, q);
+    REQUIRE(e.ok());
+    const Embeddings& want = e.value();
+    REQUIRE(want.code_bytes > 1);
+    const std::string flags = std::string(" --block 4 --precision ") + name;
+    // Blocks of 4 and --dedup give the same jsonl bytes.
+    REQUIRE(run(in + flags + " -o " + kDir + "/q_plain.jsonl").code == 0);
+    REQUIRE(run(in + flags + " --dedup -o " + kDir + "/q_dedup.jsonl").code == 0);
+    CHECK(slurp(kDir + "/q_plain.jsonl") == slurp(kDir + "/q_dedup.jsonl"));
+    // npy: one byte per code, the API's codes after the 128-byte header.
+    const std::string full = kDir + "/q_full.npy", cut = kDir + "/q_cut.npy";
+    REQUIRE(run(in + flags + " -f npy -o " + full).code == 0);
+    const std::string whole = slurp(full);
+    REQUIRE(whole.size() == 128 + want.codes.size());
+    CHECK(whole.substr(0, 128).find(std::string("'descr': '") + (std::string(name) == "binary" ? "|i1" : "|u1") + "'") != std::string::npos);
+    CHECK(whole.substr(0, 128).find("'shape': (" + std::to_string(texts.size()) + ", " + std::to_string(want.code_bytes) + ")") !=
+          std::string::npos);
+    CHECK(whole.substr(128) == std::string(want.codes.begin(), want.codes.end()));
+    const size_t row = static_cast<size_t>(want.code_bytes);
+    for (size_t at : {size_t{0}, size_t{60}, 128 + 5 * row, 128 + 5 * row + row / 2, whole.size() - 1}) {
+      INFO("cut at " << at << " of " << whole.size() << " bytes");
+      file("q_cut.npy", whole.substr(0, at));
+      REQUIRE(run(in + flags + " --resume -f npy -o " + cut).code == 0);
+      CHECK(slurp(cut) == whole);
+    }
+  }
+  // A float output is not continued with quantized rows.
+  REQUIRE(run(in + " --block 4 -f npy -o " + kDir + "/f.npy").code == 0);
+  file("f_cut.npy", slurp(kDir + "/f.npy").substr(0, 128 + 3 * 4 * 4 + 2));
+  const Run r = run(in + " --block 4 --precision binary --resume -f npy -o " + kDir + "/f_cut.npy");
+  CHECK(r.code != 0);
+  CHECK(r.err.find("--precision") != std::string::npos);
 }
 
 TEST_CASE("structured input errors name the line", "[cli][bulk]") {

@@ -2,7 +2,8 @@
 // pass over the whole sequence (Runner::run): hidden states and last / cls / rank rows
 // bit-identical, mean pooling within the rounding of run()'s f32 sum (the pieces sum in double):
 // |mean_f32 - mean_exact| <= (n + 2) eps mean_t |x_t| per element, plus eps |mean| for the final
-// rounding. On the tiny decoders of tests/fixtures/models, a synthetic gemma3 with 8-token
+// rounding; hybrid pooling, fl(last + mean) / 2 both ways, adds the rounding of that sum to half
+// the mean's bound: (bound + eps |last + mean| twice) / 2. On the tiny decoders of tests/fixtures/models, a synthetic gemma3 with 8-token
 // sliding windows (whose cache moves its rows many times), for several piece sizes; a
 // bidirectional model is refused.
 #include <catch2/catch.hpp>
@@ -32,26 +33,31 @@ SequenceInput make_sequence(int64_t len, int64_t n_vocab, uint32_t seed) {
   return q;
 }
 
-// Mean pooling of the pieces vs one pass: the bound of the f32 sum over n rows (see the top).
+// Mean (or hybrid) pooling of the pieces vs one pass: the bound of the f32 sum over n rows (see the top).
 void check_mean(const RunOutput& pieces, const RunOutput& one, const std::vector<float>& hidden, const SequenceInput& q,
-                bool exclude_special, const std::string& what) {
+                bool exclude_special, bool hybrid, const std::string& what) {
   REQUIRE(pieces.cols == one.cols);
   const int64_t d = one.cols, len = static_cast<int64_t>(q.ids.size());
   size_t bad = 0;
   double worst = 0;
   for (int64_t i = 0; i < d; i++) {
-    double abs_sum = 0, n = 0;
+    double abs_sum = 0, sum = 0, n = 0;
     for (int64_t t = 0; t < len; t++) {
       if (exclude_special && q.special[static_cast<size_t>(t)]) continue;
       abs_sum += std::fabs(hidden[static_cast<size_t>(t * d + i)]);
+      sum += hidden[static_cast<size_t>(t * d + i)];
       n++;
     }
-    const double tol = (n + 2) * kEps * abs_sum / n + kEps * std::fabs(one.pooled[static_cast<size_t>(i)]);
+    double tol = (n + 2) * kEps * abs_sum / n + kEps * std::fabs(hybrid ? sum / n : one.pooled[static_cast<size_t>(i)]);
+    if (hybrid) {
+      const double last = hidden[static_cast<size_t>((len - 1) * d + i)];
+      tol = (tol * (1 + 2 * kEps) + 2 * kEps * (std::fabs(last) + std::fabs(sum / n))) / 2;
+    }
     const double err = std::fabs(static_cast<double>(pieces.pooled[static_cast<size_t>(i)]) - one.pooled[static_cast<size_t>(i)]);
     worst = std::max(worst, err / tol);
     bad += err > tol;
   }
-  INFO(what << ": mean pooling, worst error / bound " << worst);
+  INFO(what << ": " << (hybrid ? "hybrid" : "mean") << " pooling, worst error / bound " << worst);
   CHECK(bad == 0);
 }
 
@@ -63,7 +69,7 @@ void check_model(const std::string& path, const std::vector<int64_t>& lens, cons
   Runner r(m, 2);
   const ModelInfo& info = m->info();
   REQUIRE(info.causal);
-  std::vector<Pooling> poolings{Pooling::None, Pooling::Mean, Pooling::Cls, Pooling::Last};
+  std::vector<Pooling> poolings{Pooling::None, Pooling::Mean, Pooling::Cls, Pooling::Last, Pooling::Hybrid};
   if (info.n_cls_out() > 0) poolings.push_back(Pooling::Rank);
   uint32_t seed = 7;
   for (int64_t len : lens) {
@@ -87,7 +93,7 @@ void check_model(const std::string& path, const std::vector<int64_t>& lens, cons
           REQUIRE(got.rows == one.rows);
           REQUIRE(got.cols == one.cols);
           REQUIRE(got.cu_seqlens == one.cu_seqlens);
-          if (p == Pooling::Mean) check_mean(got, one, hidden.pooled, q, exclude, what);
+          if (p == Pooling::Mean || p == Pooling::Hybrid) check_mean(got, one, hidden.pooled, q, exclude, p == Pooling::Hybrid, what);
           else CHECK(std::memcmp(got.pooled.data(), one.pooled.data(), one.pooled.size() * 4) == 0);
         }
       }
@@ -135,9 +141,11 @@ TEST_CASE("a bidirectional model cannot run in pieces", "[models][long]") {
   }
 }
 
-TEST_CASE("the API runs a decoder's long text in pieces of batch_tokens", "[models][long]") {
-  // The same texts with passes of 4096 tokens (one pass each) and of 16 tokens (pieces): the same
-  // last-token rows, bit for bit, in input order.
+namespace {
+
+// Three texts of tiny-qwen3-embed, the middle one longer than 16 tokens, embedded with `req` in
+// passes of 4096 tokens (one pass each) and of 16 tokens: {whole, small}.
+std::pair<Embeddings, Embeddings> embed_in_small_passes(const Request& req) {
   auto m = Model::load(kFixtures + "tiny-qwen3-embed/model.gguf");
   REQUIRE(m.ok());
   Context ctx(m.value(), 2);
@@ -148,13 +156,21 @@ TEST_CASE("the API runs a decoder's long text in pieces of batch_tokens", "[mode
       "two"};
   RunSettings whole, small;
   small.batch_tokens = 16;
-  auto a = ctx.embed(texts, {}, whole);
-  auto b = ctx.embed(texts, {}, small);
+  auto a = ctx.embed(texts, req, whole);
+  auto b = ctx.embed(texts, req, small);
   REQUIRE(a.ok());
   REQUIRE(b.ok());
   REQUIRE(a.value().n_tokens[1] > 16);
   REQUIRE(a.value().data.size() == b.value().data.size());
-  CHECK(std::memcmp(a.value().data.data(), b.value().data.data(), a.value().data.size() * 4) == 0);
+  return {a.value(), b.value()};
+}
+
+}  // namespace
+
+TEST_CASE("the API runs a decoder's long text in pieces of batch_tokens", "[models][long]") {
+  // The same last-token rows, bit for bit, in input order.
+  const auto [whole, small] = embed_in_small_passes({});
+  CHECK(std::memcmp(whole.data.data(), small.data.data(), whole.data.size() * 4) == 0);
 }
 
 namespace {
@@ -163,11 +179,13 @@ namespace {
 // text's tokens without the leading / trailing special tokens, windows of cap = max_tokens -
 // specials body tokens every cap - overlap tokens, the last one ending at the body's end, each
 // with the special tokens around it; the row is the mean of the windows' mean-pooled vectors
-// weighted by their body tokens.
-std::vector<std::vector<int32_t>> windows_by_hand(const tok::Encoding& e, int64_t max_tokens, int64_t overlap, std::vector<double>* weights) {
+// weighted by their body tokens. With a template, its text before [text_begin, text_end) of the
+// encoded string goes with the leading special tokens and its text after with the trailing ones.
+std::vector<std::vector<int32_t>> windows_by_hand(const tok::Encoding& e, int64_t max_tokens, int64_t overlap, std::vector<double>* weights,
+                                                  size_t text_begin = 0, size_t text_end = SIZE_MAX) {
   int64_t head = 0, tail = 0, n = static_cast<int64_t>(e.size());
-  while (e.sequence[static_cast<size_t>(head)] < 0) head++;
-  while (e.sequence[static_cast<size_t>(n - 1 - tail)] < 0) tail++;
+  while (e.sequence[static_cast<size_t>(head)] < 0 || e.end[static_cast<size_t>(head)] <= text_begin) head++;
+  while (e.sequence[static_cast<size_t>(n - 1 - tail)] < 0 || e.begin[static_cast<size_t>(n - 1 - tail)] >= text_end) tail++;
   const int64_t body = n - head - tail, cap = max_tokens - head - tail;
   std::vector<std::pair<int64_t, int64_t>> spans;
   int64_t s = 0;
@@ -235,4 +253,75 @@ TEST_CASE("long_inputs chunk: a long text's row is the token-weighted mean of it
     refuse.max_tokens = 24;
     CHECK_FALSE(ctx.embed(texts, refuse).ok());
   }
+}
+
+TEST_CASE("long_inputs chunk with a template: every window holds the template's text on both sides", "[models][long]") {
+  auto m = Model::load(kFixtures + "tiny-qwen3-embed/model.gguf");
+  REQUIRE(m.ok());
+  Context ctx(m.value(), 2);
+  const std::string before = "This sentence: \"", after = "\" means in one word: \"";
+  const std::string long_text =
+      "Late in the evening the old lighthouse keeper climbed the stairs again, counting each of the ninety steps, "
+      "because the lamp had flickered twice and the fishing boats were still out beyond the northern rocks.";
+  Request r;
+  r.max_tokens = 40;
+  r.long_overlap = 6;
+  r.long_inputs = LongInputs::Chunk;
+  r.normalize = -1;
+  r.pooling = Pooling::Mean;
+  r.prompt_template = before + "{text}" + after;
+  auto got = ctx.embed({long_text}, r);
+  REQUIRE(got.ok());
+  REQUIRE(got.value().rows == 1);
+
+  const tok::Encoding e = m.value()->tokenizer().encode_template(before + long_text + after, {{before.size(), before.size() + long_text.size()}}, {});
+  std::vector<double> w;
+  const std::vector<std::vector<int32_t>> wins = windows_by_hand(e, 40, 6, &w, before.size(), before.size() + long_text.size());
+  REQUIRE(wins.size() >= 3);
+  for (const std::vector<int32_t>& ids : wins) REQUIRE(ids.size() == 40);
+  Request plain;
+  plain.normalize = -1;
+  plain.pooling = Pooling::Mean;
+  auto win = ctx.embed_ids(wins, plain);
+  REQUIRE(win.ok());
+  double wsum = 0;
+  for (double x : w) wsum += x;
+  const Embeddings& g = got.value();
+  for (int64_t c = 0; c < g.cols; c++) {
+    double acc = 0, mx = 0;
+    for (size_t k = 0; k < w.size(); k++) {
+      acc += w[k] * win.value().row(static_cast<int64_t>(k))[c];
+      mx = std::max(mx, static_cast<double>(std::fabs(win.value().row(static_cast<int64_t>(k))[c])));
+    }
+    INFO("column " << c);
+    CHECK(std::fabs(g.row(0)[c] - acc / wsum) <= 2 * kEps * mx);
+  }
+}
+
+TEST_CASE("KV-Embedding never runs in pieces: the Runner refuses, the API runs a long text in one pass", "[models][long][kv]") {
+  BackendOptions bo;
+  bo.threads = 2;
+  const std::string path = kFixtures + "tiny-qwen3-embed/model.gguf";
+  Runner r(LoadedModel::load(path, bo), 2);
+  PassOptions o;
+  o.pooling = Pooling::Hybrid;
+  o.kv = KvRouting{0, 0, 1.0f};
+  try {
+    r.run_in_pieces(make_sequence(40, r.model().info().n_vocab, 3), o, 8);
+    FAIL("no error");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::Unsupported);
+    CHECK(std::string(e.what()).find("KV-Embedding") != std::string::npos);
+  }
+  // Through the API a text longer than batch_tokens runs in one pass: the rows of a pass large
+  // enough for it, bit for bit (pieces would have re-routed each piece's own last token).
+  Request req;
+  req.kv_embedding = true;
+  const auto [whole, small] = embed_in_small_passes(req);
+  CHECK(std::memcmp(whole.data.data(), small.data.data(), whole.data.size() * 4) == 0);
+  // And they are KV-Embedding's rows: hybrid pooling without re-routing gives another row.
+  Request hybrid;
+  hybrid.pooling = Pooling::Hybrid;
+  const Embeddings plain = embed_in_small_passes(hybrid).first;
+  CHECK(std::memcmp(whole.row(1), plain.row(1), static_cast<size_t>(whole.cols) * 4) != 0);
 }

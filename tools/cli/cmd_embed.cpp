@@ -1,19 +1,22 @@
 // `embed [MODEL] INPUT`: one result per input record, in order, in the chosen format. A thin
 // layer over the public API that streams: records are read and embedded a block at a time and
 // each block's rows written as soon as it finishes, so memory holds a block, not the corpus;
-// --resume continues a killed run's output, --dedup embeds a repeated text once.
+// --resume continues a killed run's output, --dedup embeds a repeated text once. Also `embed
+// calibrate` (the ranges of --precision int8 / uint8).
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <memory>
 #include <unordered_map>
 
 #include "engine/api.h"
 #include "engine/pipeline.h"
+#include "engine/quantize.h"
 #include "tokenizer/tokenizer.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/input.h"
@@ -57,7 +60,8 @@ class Progress {
   std::chrono::steady_clock::time_point start_;
 };
 
-Request request_of(const EmbedCommand& o) {
+// The request the flags describe (the same for embed and calibrate).
+Request request_from_flags(const EmbedCommand& o) {
   Request req;
   req.pooling = parse_pooling_flag(o.pooling);
   req.normalize = o.normalize;
@@ -65,11 +69,29 @@ Request request_of(const EmbedCommand& o) {
   if (o.prefix_given && !o.prompt_name.empty()) fail(ErrorKind::InvalidArgument, "give either --prefix or --prompt-name, not both");
   if (o.prefix_given) req.prompt = o.prefix;
   req.prompt_name = o.prompt_name;
+  if (o.template_given) req.prompt_template = o.prompt_template;
   req.max_tokens = o.max_tokens;
   req.truncate = o.truncate;
   req.truncation_direction = parse_direction_flag(o.truncate_direction);
   req.exclude_special = o.exclude_special;
   req.split_special = o.split_special;
+  if (!o.precision.empty() && !parse_precision(o.precision, &req.precision))
+    fail(ErrorKind::InvalidArgument, "unknown --precision '" + o.precision + "' (float32, int8, uint8, binary, ubinary)");
+  if (!o.ranges.empty()) req.ranges = std::make_shared<QuantizationRanges>(load_ranges(o.ranges));
+  req.kv_embedding = o.kv_embedding;
+  if (!o.kv_layers.empty()) {
+    int a = 0, b = 0;
+    char dash = 0, extra = 0;
+    if (std::sscanf(o.kv_layers.c_str(), "%d%c%d%c", &a, &dash, &b, &extra) != 3 || dash != '-')
+      fail(ErrorKind::InvalidArgument, "--kv-layers '" + o.kv_layers + "' is not a band A-B (e.g. 6-11)");
+    req.kv_layers = std::make_pair(a, b);
+  }
+  if (!o.kv_bias.empty()) {
+    char* end = nullptr;
+    const float b = std::strtof(o.kv_bias.c_str(), &end);
+    if (end == o.kv_bias.c_str() || *end) fail(ErrorKind::InvalidArgument, "--kv-bias '" + o.kv_bias + "' is not a number");
+    req.kv_bias = b;
+  }
   if (!o.long_inputs.empty() && !parse_long_inputs(o.long_inputs, &req.long_inputs))
     fail(ErrorKind::InvalidArgument, "unknown --long '" + o.long_inputs + "' (error, chunk)");
   req.long_overlap = o.long_overlap;
@@ -91,32 +113,34 @@ Request request_of(const EmbedCommand& o) {
   fail(s.kind, msg);
 }
 
-// Rows of texts embedded before (--dedup): at most `budget` bytes of rows, the oldest dropped first.
-// A text embedded again gives the same row (rows do not depend on batching), so the budget only
-// bounds the work saved.
+// Rows of texts embedded before (--dedup), as bytes (floats, or quantized codes with
+// --precision): at most `budget` bytes of rows, the oldest dropped first. A text embedded again
+// gives the same row (rows do not depend on batching), so the budget only bounds the work saved.
 class DedupCache {
  public:
   explicit DedupCache(size_t budget) : budget_(budget) {}
-  const std::vector<float>* find(const std::string& text) const {
+  const std::string* find(const std::string& text) const {
     const auto it = rows_.find(text);
     return it == rows_.end() ? nullptr : &it->second;
   }
-  void add(const std::string& text, const float* row, int64_t cols) {
+  void add(const std::string& text, const void* row, size_t bytes) {
     if (rows_.count(text)) return;
-    rows_.emplace(text, std::vector<float>(row, row + cols));
+    rows_.emplace(text, std::string(static_cast<const char*>(row), bytes));
     order_.push_back(text);
-    bytes_ += text.size() + static_cast<size_t>(cols) * 4 + 64;
+    bytes_ += text.size() + bytes + 64;
     while (bytes_ > budget_ && !order_.empty()) {
       const auto it = rows_.find(order_.front());
-      bytes_ -= order_.front().size() + it->second.size() * 4 + 64;
+      bytes_ -= order_.front().size() + it->second.size() + 64;
       rows_.erase(it);
       order_.pop_front();
     }
   }
+  // The rows' shape (Embeddings::cols, code_bytes), from the first block that embedded a text.
+  int64_t cols = 0, code_bytes = 0;
 
  private:
   size_t budget_, bytes_ = 0;
-  std::unordered_map<std::string, std::vector<float>> rows_;
+  std::unordered_map<std::string, std::string> rows_;
   std::deque<std::string> order_;
 };
 
@@ -166,19 +190,30 @@ Embeddings embed_block(Context& ctx, const Request& req, const RunSettings& sett
   for (int32_t n : e.n_tokens) totals.tokens += n;
   if (!dedup) return e;
   // Rows in block order, from this block's texts or the cache.
-  int64_t cols = e.cols;
-  for (size_t i = 0; i < block.size() && cols == 0; i++)
-    if (const std::vector<float>* row = dedup->find(block[i].text)) cols = static_cast<int64_t>(row->size());
+  const bool quantized = req.precision != Precision::Float32;
+  if (!texts.empty()) dedup->cols = e.cols, dedup->code_bytes = e.code_bytes;
+  const size_t row_bytes = quantized ? static_cast<size_t>(dedup->code_bytes) : static_cast<size_t>(dedup->cols) * sizeof(float);
+  auto row_of = [&](int64_t k) {
+    return quantized ? static_cast<const void*>(e.code_row(k)) : static_cast<const void*>(e.row(k));
+  };
   Embeddings out;
   out.rows = static_cast<int64_t>(block.size());
-  out.cols = cols;
-  out.data.resize(static_cast<size_t>(out.rows * cols));
+  out.cols = dedup->cols;
+  out.precision = req.precision;
+  out.code_bytes = dedup->code_bytes;
+  std::vector<uint8_t> bytes(block.size() * row_bytes);
   for (size_t i = 0; i < block.size(); i++) {
-    const float* row = source[i] >= 0 ? e.row(source[i]) : dedup->find(block[i].text)->data();
-    std::copy(row, row + cols, out.data.begin() + static_cast<int64_t>(i) * cols);
+    const void* row = source[i] >= 0 ? row_of(source[i]) : static_cast<const void*>(dedup->find(block[i].text)->data());
+    std::memcpy(bytes.data() + i * row_bytes, row, row_bytes);
     if (source[i] < 0 || index_of[static_cast<size_t>(source[i])] != i) totals.deduplicated++;
   }
-  for (size_t k = 0; k < texts.size(); k++) dedup->add(texts[k], e.row(static_cast<int64_t>(k)), cols);
+  if (quantized) {
+    out.codes = std::move(bytes);
+  } else {
+    out.data.resize(block.size() * static_cast<size_t>(out.cols));
+    if (!bytes.empty()) std::memcpy(out.data.data(), bytes.data(), bytes.size());
+  }
+  for (size_t k = 0; k < texts.size(); k++) dedup->add(texts[k], row_of(static_cast<int64_t>(k)), row_bytes);
   return out;
 }
 
@@ -262,6 +297,20 @@ std::string resolve_model(const std::string& model) {
   return path;
 }
 
+std::optional<Pooling> parse_pooling_flag(const std::string& s) {
+  if (s.empty()) return std::nullopt;
+  Pooling p;
+  if (!parse_pooling(s, &p)) fail(ErrorKind::InvalidArgument, "unknown --pooling '" + s + "' (none, mean, cls, last, hybrid, rank)");
+  return p;
+}
+
+TruncationDirection parse_direction_flag(const std::string& s) {
+  TruncationDirection d = TruncationDirection::Right;
+  if (!s.empty() && !parse_truncation_direction(s, &d))
+    fail(ErrorKind::InvalidArgument, "unknown --truncate-direction '" + s + "' (left, right)");
+  return d;
+}
+
 std::shared_ptr<const Model> load_model(const std::string& model, const std::string& device, int threads,
                                         const std::string& compat, const std::string& compute_type) {
   ModelOptions mo;
@@ -279,25 +328,13 @@ std::shared_ptr<const Model> load_model(const std::string& model, const std::str
   return loaded.value();
 }
 
-std::optional<Pooling> parse_pooling_flag(const std::string& s) {
-  if (s.empty()) return std::nullopt;
-  Pooling p;
-  if (!parse_pooling(s, &p)) fail(ErrorKind::InvalidArgument, "unknown --pooling '" + s + "' (none, mean, cls, last, rank)");
-  return p;
-}
-
-TruncationDirection parse_direction_flag(const std::string& s) {
-  TruncationDirection d = TruncationDirection::Right;
-  if (!s.empty() && !parse_truncation_direction(s, &d))
-    fail(ErrorKind::InvalidArgument, "unknown --truncate-direction '" + s + "' (left, right)");
-  return d;
-}
-
 int run_embed(const EmbedCommand& o) {
   Format fmt = Format::Jsonl;
   if (!o.format.empty() && !parse_format(o.format, &fmt))
     fail(ErrorKind::InvalidArgument, "unknown --format '" + o.format + "' (json, jsonl, csv, npy, raw)");
-  const Request req = request_of(o);
+  const Request req = request_from_flags(o);
+  if (o.similarity && req.precision != Precision::Float32)
+    fail(ErrorKind::InvalidArgument, "--similarity compares float vectors: leave out --precision");
   RunSettings settings;
   settings.batch_tokens = o.batch_tokens;
   const InputFormat in_format = input_format(o.input_format, o.input);
@@ -386,6 +423,43 @@ int run_embed(const EmbedCommand& o) {
                  totals.inputs, totals.rows, static_cast<long long>(totals.tokens), totals.truncated, in.skipped_count(),
                  totals.deduplicated, done ? (" (" + std::to_string(done) + " resumed)").c_str() : "", progress.seconds());
   }
+  return kExitOk;
+}
+
+int run_calibrate(const EmbedCommand& o) {
+  if (o.out.empty()) fail(ErrorKind::InvalidArgument, "give the ranges file to write with -o FILE");
+  const Request req = request_from_flags(o);
+  const InputLines in = read_lines(o.input, o.skip_empty);
+  if (!in.skipped.empty()) std::fprintf(stderr, "embed: skipped %zu empty line(s)\n", in.skipped.size());
+  if (in.texts.size() < 2) fail(ErrorKind::InvalidArgument, "calibration needs at least 2 texts (hundreds give stable ranges)");
+  const std::shared_ptr<const Model> model = load_model(o.model, o.device, o.threads, o.compat, o.compute_type);
+  Context ctx(model, o.threads);
+  RunSettings settings;
+  settings.batch_tokens = o.batch_tokens;
+  Progress progress(o.progress || isatty(fileno(stderr)));
+  settings.progress = [&](size_t done, size_t total) { progress.update(done, done, total, done == total); };
+  auto result = ctx.embed(in.texts, req, settings);
+  if (!result) {
+    const Status& s = result.error();
+    const std::string name = o.input == "-" ? std::string("stdin") : o.input;
+    fail(s.kind, s.index >= 0 && static_cast<size_t>(s.index) < in.line_numbers.size()
+                     ? name + ": line " + std::to_string(in.line_numbers[static_cast<size_t>(s.index)]) + ": " + s.message
+                     : s.message);
+  }
+  for (const std::string& w : result.value().warnings) std::fprintf(stderr, "embed: warning: %s\n", w.c_str());
+  const Embeddings& e = result.value();
+  QuantizationRanges r = ranges_from_rows(e.data.data(), e.rows, e.cols);
+  const std::string& path = model->describe().path;
+  r.model = path.substr(path.find_last_of('/') + 1);
+  r.pooling = pooling_name(req.pooling.value_or(model->describe().default_pooling));
+  r.normalize = o.normalize;
+  const std::string json = ranges_to_json(r);
+  std::FILE* f = std::fopen(o.out.c_str(), "w");
+  if (!f) fail(ErrorKind::Io, o.out + ": cannot create the ranges file");
+  const bool ok = std::fwrite(json.data(), 1, json.size(), f) == json.size();
+  if (std::fclose(f) != 0 || !ok) fail(ErrorKind::Io, o.out + ": cannot write the ranges file");
+  std::fprintf(stderr, "embed: ranges of %lld dimensions from %lld texts written to %s\n", static_cast<long long>(e.cols),
+               static_cast<long long>(e.rows), o.out.c_str());
   return kExitOk;
 }
 

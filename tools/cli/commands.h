@@ -61,8 +61,18 @@ struct EmbedCommand {
   bool resume = false;
   bool dedup = false;
   int64_t block = 4096;       // inputs embedded and written together
+  std::string precision;      // --precision: float32 (default), int8, uint8, binary, ubinary
+  std::string ranges;         // --ranges: calibration ranges file (int8 / uint8)
+  bool kv_embedding = false;  // --kv-embedding
+  std::string kv_layers;      // --kv-layers A-B (empty: the default band)
+  std::string kv_bias;        // --kv-bias B (empty: 1.0)
+  std::string prompt_template;  // --template '...{text}...'
+  bool template_given = false;  // --template was on the command line (even as '')
 };
 int run_embed(const EmbedCommand& o);
+// `embed calibrate MODEL texts.txt -o ranges.json`: per-dimension ranges of the vectors the same
+// request flags give, for --precision int8 / uint8 (format: engine/quantize.h, docs/cli.md).
+int run_calibrate(const EmbedCommand& o);
 
 struct RerankCommand {
   std::string model;

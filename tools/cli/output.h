@@ -1,6 +1,7 @@
 // The CLI's output formats (jsonl: one {"index","embedding"} object per line, json: an
-// OpenAI-style list object, csv, raw: space-separated, npy: float32 that numpy.load reads), the
-// float format, and the cosine-similarity matrix. Rows are streamed by row_writer.h.
+// OpenAI-style list object, csv, raw: space-separated, npy: float32, or int8 / uint8 for quantized
+// rows, that numpy.load reads), the float format, and the cosine-similarity matrix. Rows are
+// streamed by row_writer.h.
 #pragma once
 
 #include <cstdio>

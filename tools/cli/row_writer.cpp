@@ -12,6 +12,8 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "engine/quantize.h"
+
 namespace embed::cli {
 namespace {
 
@@ -24,10 +26,28 @@ void append_values(std::string& s, const float* v, int64_t n, const char* sep) {
   }
 }
 
-void append_vector(std::string& s, const float* v, int64_t n) {
+// Row r of e: its floats, or a quantized row's integers (int8 and binary signed, uint8 and
+// ubinary unsigned).
+void append_row_values(std::string& s, const Embeddings& e, int64_t r, const char* sep) {
+  if (e.precision == Precision::Float32) return append_values(s, e.row(r), e.cols, sep);
+  const uint8_t* c = e.code_row(r);
+  const bool sgn = precision_signed(e.precision);
+  for (int64_t i = 0; i < e.code_bytes; i++) {
+    if (i) s += sep;
+    s += std::to_string(sgn ? static_cast<int>(static_cast<int8_t>(c[i])) : static_cast<int>(c[i]));
+  }
+}
+
+void append_vector(std::string& s, const Embeddings& e, int64_t r) {
   s += '[';
-  append_values(s, v, n, ",");
+  append_row_values(s, e, r, ",");
   s += ']';
+}
+
+// npy's dtype of e's rows and the bytes of one value.
+const char* npy_descr(Precision p) {
+  if (p == Precision::Float32) return "<f4";
+  return precision_signed(p) ? "|i1" : "|u1";
 }
 
 std::string label_json(const RowLabel& l) {
@@ -138,15 +158,19 @@ void RowWriter::resume_npy() {
   std::fseek(f_, static_cast<long>(got), SEEK_SET);
   const auto hl = static_cast<size_t>(static_cast<unsigned char>(head[8]) | static_cast<unsigned char>(head[9]) << 8);
   header.resize(hl);
-  if (got != sizeof head || std::memcmp(head, "\x93NUMPY\x01\x00", 8) != 0 || std::fread(header.data(), 1, hl, f_) != hl ||
-      header.find("'descr': '<f4'") == std::string::npos || 10 + hl != kNpyHeader)
-    fail(ErrorKind::InvalidArgument, o_.path + ": not an npy file written by embed (float32 rows after a 128-byte header): not an output to resume");
+  const bool read = got == sizeof head && std::memcmp(head, "\x93NUMPY\x01\x00", 8) == 0 && std::fread(header.data(), 1, hl, f_) == hl;
+  for (Precision p : {Precision::Float32, Precision::Int8, Precision::Uint8})
+    if (read && header.find(std::string("'descr': '") + npy_descr(p) + "'") != std::string::npos) descr_ = npy_descr(p);
+  if (!read || descr_.empty() || 10 + hl != kNpyHeader)
+    fail(ErrorKind::InvalidArgument,
+         o_.path + ": not an npy file written by embed (float32, int8 or uint8 rows after a 128-byte header): not an output to resume");
   const size_t shape = header.find("'shape': (");
   long long rows = 0, cols = 0;
   if (shape == std::string::npos || std::sscanf(header.c_str() + shape + 10, "%lld, %lld", &rows, &cols) != 2 || cols <= 0)
     fail(ErrorKind::InvalidArgument, o_.path + ": its npy header has no shape (rows, cols): not an output to resume");
-  const long complete = (size - kNpyHeader) / (cols * 4);
-  const long end = kNpyHeader + complete * cols * 4;
+  const long item = descr_ == "<f4" ? 4 : 1;
+  const long complete = (size - kNpyHeader) / (cols * item);
+  const long end = kNpyHeader + complete * cols * item;
   if (ftruncate(fileno(f_), end) != 0) fail(ErrorKind::Io, o_.path + ": cannot cut off its partial last row: " + std::strerror(errno));
   if (size > end) std::fprintf(stderr, "embed: %s: cut off a partial last row (%ld bytes)\n", o_.path.c_str(), size - end);
   std::fseek(f_, end, SEEK_SET);
@@ -156,7 +180,8 @@ void RowWriter::resume_npy() {
 }
 
 void RowWriter::npy_header(int64_t rows, int64_t cols) {
-  std::string h = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + std::to_string(rows) + ", " + std::to_string(cols) + "), }";
+  std::string h = "{'descr': '" + (descr_.empty() ? std::string("<f4") : descr_) + "', 'fortran_order': False, 'shape': (" + std::to_string(rows) +
+                  ", " + std::to_string(cols) + "), }";
   h.append(static_cast<size_t>(kNpyHeader) - 10 - h.size() - 1, ' ');
   h += '\n';
   put(std::string("\x93NUMPY\x01\x00", 8) + static_cast<char>(h.size() & 0xFF) + static_cast<char>(h.size() >> 8) + h);
@@ -167,15 +192,20 @@ void RowWriter::write(const Embeddings& e, const std::vector<RowLabel>& labels) 
   EMBED_CHECK(grouped ? e.row_offsets.size() == labels.size() + 1 : static_cast<size_t>(e.rows) == labels.size(),
               "RowWriter::write: rows and labels differ");
   if (o_.format == Format::Npy) {
+    const bool quantized = e.precision != Precision::Float32;
+    const int64_t cols = quantized ? e.code_bytes : e.cols;  // npy values per row: floats or code bytes
     if (cols_ < 0) {
-      cols_ = e.cols;
+      cols_ = cols;
+      descr_ = npy_descr(e.precision);
       npy_header(o_.npy_rows >= 0 ? o_.npy_rows : 0, cols_);
     }
-    if (e.cols != cols_)
-      fail(ErrorKind::InvalidArgument, o_.path + ": the output's rows have " + std::to_string(cols_) + " values, this run's " +
-                                           std::to_string(e.cols) + " (resume with the same model and --dims)");
-    const size_t n = static_cast<size_t>(e.rows * e.cols);
-    if (n && (std::fwrite(e.data.data(), sizeof(float), n, f_) != n || std::fflush(f_) != 0)) fail(ErrorKind::Io, "cannot write the output");
+    if (cols != cols_ || descr_ != npy_descr(e.precision))
+      fail(ErrorKind::InvalidArgument, o_.path + ": the output's rows have " + std::to_string(cols_) + " values of type " + descr_ +
+                                           ", this run's " + std::to_string(cols) + " of type " + npy_descr(e.precision) +
+                                           " (resume with the same model, --dims and --precision)");
+    const size_t n = static_cast<size_t>(e.rows * cols), item = quantized ? 1 : sizeof(float);
+    const void* data = quantized ? static_cast<const void*>(e.codes.data()) : static_cast<const void*>(e.data.data());
+    if (n && (std::fwrite(data, item, n, f_) != n || std::fflush(f_) != 0)) fail(ErrorKind::Io, "cannot write the output");
     if (spans_) {
       std::string s;
       for (size_t i = 0; i < labels.size(); i++)
@@ -191,7 +221,7 @@ void RowWriter::write(const Embeddings& e, const std::vector<RowLabel>& labels) 
   for (size_t i = 0; i < labels.size(); i++) {
     if (o_.format == Format::Csv || o_.format == Format::Raw) {
       if (o_.format == Format::Csv && !labels[i].id_json.empty()) s += csv_field(labels[i].id_json) + ",";
-      append_values(s, e.row(static_cast<int64_t>(i)), e.cols, o_.format == Format::Csv ? "," : " ");
+      append_row_values(s, e, static_cast<int64_t>(i), o_.format == Format::Csv ? "," : " ");
       s += '\n';
       continue;
     }
@@ -201,12 +231,12 @@ void RowWriter::write(const Embeddings& e, const std::vector<RowLabel>& labels) 
     s += std::string("{") + (json ? "\"object\":\"embedding\"," : "") + label_json(labels[i]);
     if (o_.shape == RowShape::Pooled) {
       s += ",\"embedding\":";
-      append_vector(s, e.row(static_cast<int64_t>(i)), e.cols);
+      append_vector(s, e, static_cast<int64_t>(i));
     } else if (o_.shape == RowShape::PerToken) {
       s += ",\"embedding\":[";
       for (int64_t r = e.row_offsets[i]; r < e.row_offsets[i + 1]; r++) {
         if (r > e.row_offsets[i]) s += ',';
-        append_vector(s, e.row(r), e.cols);
+        append_vector(s, e, r);
       }
       s += ']';
     } else {
@@ -214,7 +244,7 @@ void RowWriter::write(const Embeddings& e, const std::vector<RowLabel>& labels) 
       for (int64_t r = e.row_offsets[i]; r < e.row_offsets[i + 1]; r++) {
         s += std::string(r > e.row_offsets[i] ? "," : "") + "{\"span\":[" + std::to_string(e.spans[r].begin) + "," +
              std::to_string(e.spans[r].end) + "],\"embedding\":";
-        append_vector(s, e.row(r), e.cols);
+        append_vector(s, e, r);
         s += '}';
       }
       s += ']';

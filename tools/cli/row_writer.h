@@ -61,7 +61,8 @@ class RowWriter {
   bool close_ = false;
   size_t resumed_ = 0;
   int64_t last_index_ = -1;
-  int64_t rows_ = 0, cols_ = -1;  // npy: rows in the file, their width
+  int64_t rows_ = 0, cols_ = -1;  // npy: rows in the file, their width (values of descr_)
+  std::string descr_;             // npy: '<f4', '|i1' or '|u1' once known
   bool first_ = true;             // json: no row written yet
 };
 
