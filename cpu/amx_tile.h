@@ -18,6 +18,10 @@
 #include <vector>
 
 namespace embed::cpu::amx {
+// Which TileShapes this thread's tile unit holds (-1: none); one variable for every file that
+// configures tiles (defined in cpu/isa.cpp).
+extern thread_local int tile_shapes_loaded;
+
 // Internal linkage on purpose (see simd_avx2.h): each including file compiles its own copy.
 namespace {
 
@@ -52,18 +56,26 @@ struct alignas(64) TileConfig {
   uint8_t rows[16] = {};
 };
 
-// Loads the one configuration every AMX kernel uses (8 tiles of 16 x 64 bytes) into this thread's
-// tile unit, once per thread.
-inline void configure_tiles() {
-  thread_local bool configured = false;
-  if (configured) return;
+// The tile shapes of the AMX kernels. Bf16: every tile 16 rows x 64 bytes (A: 16 x 32 bf16,
+// B: 16 pair rows x 16 columns, C: 16 x 16 f32). Int8Block32: C tiles 0-3 16 x 64 bytes, A tiles
+// 4-5 16 rows x 32 int8 (one 32-block of k), B tiles 6-7 8 quad rows x 16 columns.
+enum class TileShapes { Bf16, Int8Block32 };
+
+// Loads `shapes` into this thread's tile unit unless it is the configuration loaded last.
+// Linux keeps each thread's configuration across context switches.
+inline void configure_tiles(TileShapes shapes = TileShapes::Bf16) {
+  if (tile_shapes_loaded == static_cast<int>(shapes)) return;
   TileConfig c;
   for (int i = 0; i < 8; i++) {
     c.rows[i] = kTileRows;
     c.colsb[i] = 64;
   }
+  if (shapes == TileShapes::Int8Block32) {
+    c.colsb[4] = c.colsb[5] = 32;
+    c.rows[6] = c.rows[7] = 8;
+  }
   _tile_loadconfig(&c);
-  configured = true;
+  tile_shapes_loaded = static_cast<int>(shapes);
 }
 
 inline __m512 bf16_lo_half_to_f32(__m512i v) { return _mm512_castsi512_ps(_mm512_slli_epi32(v, 16)); }

@@ -12,6 +12,11 @@
 #include "base/error.h"
 
 namespace embed::cpu {
+
+namespace amx {
+thread_local int tile_shapes_loaded = -1;  // cpu/amx_tile.h
+}  // namespace amx
+
 namespace {
 
 constexpr long kArchReqXcompPerm = 0x1023;

@@ -72,11 +72,24 @@ KernelTable amx_table(ComputeType compute) {
   KernelTable t = avx512_table();
   t.isa = CpuIsa::Amx;
   t.compute = compute;
-  const bool bf16 = compute == ComputeType::BF16;
-  t.matmul = bf16 ? amx::matmul_bf16 : amx::matmul_f32;
   t.matmul_fuses_activation = true;
-  t.attention = bf16 ? amx::attention_bf16 : amx::attention_f32;
-  t.pack_matmul_weight = bf16 ? amx::pack_weight_bf16 : amx::pack_weight_f32;
+  switch (compute) {
+    case ComputeType::F32:
+      t.matmul = amx::matmul_f32;
+      t.pack_matmul_weight = amx::pack_weight_f32;
+      t.attention = amx::attention_f32;
+      break;
+    case ComputeType::BF16:
+      t.matmul = amx::matmul_bf16;
+      t.pack_matmul_weight = amx::pack_weight_bf16;
+      t.attention = amx::attention_bf16;
+      break;
+    case ComputeType::Int8:  // integer products where the weights are integers; f32-grade elsewhere
+      t.matmul = amx::matmul_int8;
+      t.pack_matmul_weight = amx::pack_weight_int8;
+      t.attention = amx::attention_f32;
+      break;
+  }
   return t;
 }
 
@@ -84,21 +97,14 @@ KernelTable amx_table(ComputeType compute) {
 
 const KernelTable& kernel_table(CpuIsa isa, ComputeType compute) {
   static const KernelTable scalar = scalar_table(), avx2 = avx2_table(), avx512 = avx512_table();
-  static const KernelTable amx_f32 = amx_table(ComputeType::F32), amx_bf16 = amx_table(ComputeType::BF16);
-  if (isa == CpuIsa::Amx) {
-    if (compute == ComputeType::F32) return amx_f32;
-    if (compute == ComputeType::BF16) return amx_bf16;
-  } else if (compute == ComputeType::F32) {
-    switch (isa) {
-      case CpuIsa::Scalar: return scalar;
-      case CpuIsa::Avx2: return avx2;
-      case CpuIsa::Avx512: return avx512;
-      default: break;
-    }
-  }
+  static const KernelTable amx_f32 = amx_table(ComputeType::F32), amx_bf16 = amx_table(ComputeType::BF16),
+                           amx_int8 = amx_table(ComputeType::Int8);
   EMBED_CHECK(isa != CpuIsa::Auto, "kernel_table needs a resolved ISA");
-  fail(ErrorKind::Unsupported, std::string("compute type ") + compute_type_name(compute) + " has no kernels at the CPU level " +
-                                   cpu_isa_name(isa) + (isa == CpuIsa::Amx ? "" : " (it needs AMX)"));
+  if (isa == CpuIsa::Amx) return compute == ComputeType::F32 ? amx_f32 : compute == ComputeType::BF16 ? amx_bf16 : amx_int8;
+  if (compute != ComputeType::F32)
+    fail(ErrorKind::Unsupported, std::string("compute type ") + compute_type_name(compute) + " has no kernels at the CPU level " +
+                                     cpu_isa_name(isa) + " (it needs AMX)");
+  return isa == CpuIsa::Scalar ? scalar : isa == CpuIsa::Avx2 ? avx2 : avx512;
 }
 
 }  // namespace embed::cpu

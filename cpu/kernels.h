@@ -80,7 +80,7 @@ void glu(const GluArgs& a, ThreadPool& pool);
 
 // AMX versions (cpu/*_amx.cpp, compiled with the AMX and AVX-512 BF16 flags; used when the CPU
 // has AMX and the OS granted the tile state). F32: f32-grade results from split bf16 operands;
-// BF16: one bf16 product per pair.
+// BF16: one bf16 product per pair; Int8: integer products for quantized weights.
 namespace embed::cpu::amx {
 void matmul_f32(const MatmulArgs& a, ThreadPool& pool);
 void matmul_bf16(const MatmulArgs& a, ThreadPool& pool);
@@ -88,6 +88,10 @@ std::unique_ptr<PackedWeight> pack_weight_f32(const Tensor& w);
 std::unique_ptr<PackedWeight> pack_weight_bf16(const Tensor& w);
 void attention_f32(const AttentionArgs& a, ThreadPool& pool);
 void attention_bf16(const AttentionArgs& a, ThreadPool& pool);
+// Compute type Int8: block-quantized weights (packed at load into int8 tiles) multiply activations
+// quantized per row as llama.cpp quantizes them; float weights take matmul_f32.
+void matmul_int8(const MatmulArgs& a, ThreadPool& pool);
+std::unique_ptr<PackedWeight> pack_weight_int8(const Tensor& w);
 }  // namespace embed::cpu::amx
 
 namespace embed::cpu {

@@ -11,18 +11,18 @@ namespace embed::cpu {
 
 bool llama_cpp_rounds_activations(DType w) { return w != DType::F32 && w != DType::I32; }
 
-void round_q8_0(const float* x, int64_t k, float* out) {
+void quantize_q8_0(const float* x, int64_t k, int8_t* q, float* d) {
   for (int64_t b = 0; b < k; b += 32) {
     float amax = 0.0f;
     for (int j = 0; j < 32; j++) amax = std::max(amax, std::fabs(x[b + j]));
     // llama.cpp stores d in f16 and multiplies by 127 / max|x| (not 1 / d), rounding to nearest even.
-    const float d = f16_to_f32(f32_to_f16(amax / 127.0f));
+    d[b / 32] = f16_to_f32(f32_to_f16(amax / 127.0f));
     const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
-    for (int j = 0; j < 32; j++) out[b + j] = d * std::nearbyint(x[b + j] * id);
+    for (int j = 0; j < 32; j++) q[b + j] = static_cast<int8_t>(std::nearbyint(x[b + j] * id));
   }
 }
 
-void round_q8_k(const float* x, int64_t k, float* out) {
+void quantize_q8_k(const float* x, int64_t k, int8_t* q, float* d) {
   for (int64_t b = 0; b < k; b += 256) {
     float amax = 0.0f, max = 0.0f;
     for (int j = 0; j < 256; j++) {
@@ -33,15 +33,29 @@ void round_q8_k(const float* x, int64_t k, float* out) {
       }
     }
     if (amax == 0.0f) {
-      for (int j = 0; j < 256; j++) out[b + j] = 0.0f;
+      d[b / 256] = 0.0f;
+      for (int j = 0; j < 256; j++) q[b + j] = 0;
       continue;
     }
     // The signed maximum maps to -127, so a block whose largest value is positive is stored negated.
     const float iscale = -127.0f / max;
-    const float d = 1.0f / iscale;
-    for (int j = 0; j < 256; j++) out[b + j] = d * std::min(127.0f, std::nearbyint(iscale * x[b + j]));
+    d[b / 256] = 1.0f / iscale;
+    for (int j = 0; j < 256; j++) q[b + j] = static_cast<int8_t>(std::min(127.0f, std::nearbyint(iscale * x[b + j])));
   }
 }
+
+namespace {
+template <int kBlock, void (*Quantize)(const float*, int64_t, int8_t*, float*)>
+void round_blocks(const float* x, int64_t k, float* out) {
+  std::vector<int8_t> q(static_cast<size_t>(k));
+  std::vector<float> d(static_cast<size_t>(k / kBlock));
+  Quantize(x, k, q.data(), d.data());
+  for (int64_t i = 0; i < k; i++) out[i] = d[i / kBlock] * static_cast<float>(q[i]);
+}
+}  // namespace
+
+void round_q8_0(const float* x, int64_t k, float* out) { round_blocks<32, quantize_q8_0>(x, k, out); }
+void round_q8_k(const float* x, int64_t k, float* out) { round_blocks<256, quantize_q8_k>(x, k, out); }
 
 void round_f16(const float* x, int64_t k, float* out) {
   for (int64_t i = 0; i < k; i++) out[i] = f16_to_f32(f32_to_f16(x[i]));

@@ -25,6 +25,14 @@ bool llama_cpp_rounds_activations(DType w);
 // multiple of w's block size. out may equal x.
 void llama_cpp_round_activations(DType w, const float* x, int64_t k, float* out);
 
+// The quantizations behind them, as llama.cpp stores activations for its integer dot products:
+// q[i] and one scale d per block, value d * q. Q8_0: blocks of 32, d = f16(max|x| / 127),
+// q = round-half-even(x * 127 / max|x|) (all zero for a zero block). Q8_K: blocks of 256, the signed
+// maximum m (first on ties), s = -127 / m, q = min(127, round-half-even(s * x)), d = 1 / s.
+// k is a multiple of the block size; d has k / block entries.
+void quantize_q8_0(const float* x, int64_t k, int8_t* q, float* d);
+void quantize_q8_k(const float* x, int64_t k, int8_t* q, float* d);
+
 // The building blocks, exposed for tests.
 // Q8_0 / Q8_1: per 32-block, d = f16(max|x| / 127), q = round-half-even(x * 127 / max|x|), value d * q.
 void round_q8_0(const float* x, int64_t k, float* out);

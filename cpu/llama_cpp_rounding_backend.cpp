@@ -1,7 +1,8 @@
 // --compat llama.cpp as a wrapper around the CPU backend: matmul inputs are rounded the way
 // llama.cpp's CPU backend rounds them and GELUs come from its f16 table (llama_cpp_rounding.h);
 // every other call goes to the wrapped backend unchanged, so no kernel knows about this mode. The
-// wrapped backend multiplies in f32 (the AVX-512 level where the CPU has AMX).
+// wrapped backend multiplies exactly: in f32 (the AVX-512 level where the CPU has AMX), or in
+// integers with compute type int8, which quantizes block-quantized matmuls' inputs itself.
 #include <memory>
 
 #include "base/error.h"
@@ -16,7 +17,7 @@ bool is_gelu(Activation act) { return act == Activation::GeluErf || act == Activ
 
 class LlamaCppRoundingBackend final : public Backend {
  public:
-  explicit LlamaCppRoundingBackend(std::unique_ptr<CpuBackend> inner) : inner_(std::move(inner)) {}
+  LlamaCppRoundingBackend(std::unique_ptr<CpuBackend> inner, bool int8) : inner_(std::move(inner)), int8_(int8) {}
   ~LlamaCppRoundingBackend() override { rounded_.reset(); }  // freed through inner_, which must still exist
 
   Device device() const override { return inner_->device(); }
@@ -49,7 +50,9 @@ class LlamaCppRoundingBackend final : public Backend {
   }
 
   void rounded_matmul(MatmulArgs a) {
-    if (!llama_cpp_rounds_activations(a.w.dtype)) return inner_->matmul(a);
+    // Compute type int8 quantizes the activations of block-quantized matmuls itself, the same way.
+    const bool inner_quantizes = int8_ && dtype_is_quantized(a.w.dtype);
+    if (!llama_cpp_rounds_activations(a.w.dtype) || inner_quantizes) return inner_->matmul(a);
     if (a.x.bytes() > rounded_.bytes()) rounded_ = DeviceBuffer(inner_.get(), a.x.bytes());
     const int64_t k = a.x.cols;
     const float* x = a.x.ptr<const float>();
@@ -82,6 +85,7 @@ class LlamaCppRoundingBackend final : public Backend {
 
  private:
   std::unique_ptr<CpuBackend> inner_;
+  bool int8_;  // the inner backend computes in int8 (AMX)
   DeviceBuffer rounded_;  // matmul inputs rounded the llama.cpp way (grown as needed, reused)
 };
 
@@ -90,13 +94,14 @@ class LlamaCppRoundingBackend final : public Backend {
 std::unique_ptr<Backend> create_cpu_backend(const BackendOptions& options) {
   if (!options.llama_cpp_rounding) return std::make_unique<CpuBackend>(options);
   // llama.cpp multiplies its rounded activations exactly (integer or f32 dot products), so the
-  // wrapped kernels must too: at most the AVX-512 level, f32 products, never the split-bf16 tiles.
-  if (options.compute_type != ComputeType::F32)
-    fail(ErrorKind::InvalidArgument, std::string("llama.cpp rounding (--compat llama.cpp) computes in f32: it cannot be combined "
-                                                 "with compute type ") + compute_type_name(options.compute_type));
+  // wrapped kernels must too: f32 products at the AVX-512 level at most (never the split-bf16
+  // tiles), or compute type int8, whose integer products are llama.cpp's own.
+  if (options.compute_type == ComputeType::BF16)
+    fail(ErrorKind::InvalidArgument, "llama.cpp rounding (--compat llama.cpp) cannot be combined with compute type bf16");
   BackendOptions inner = options;
-  if (resolve_isa(options.cpu_isa) == CpuIsa::Amx) inner.cpu_isa = CpuIsa::Avx512;
-  return std::make_unique<LlamaCppRoundingBackend>(std::make_unique<CpuBackend>(inner));
+  const bool int8 = options.compute_type == ComputeType::Int8;
+  if (!int8 && resolve_isa(options.cpu_isa) == CpuIsa::Amx) inner.cpu_isa = CpuIsa::Avx512;
+  return std::make_unique<LlamaCppRoundingBackend>(std::make_unique<CpuBackend>(inner), int8);
 }
 
 }  // namespace embed::cpu

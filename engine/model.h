@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,12 @@ struct RankHead {
   float norm_eps = 1e-12f;                   // of cls.norm (LayerNorm), when present
 };
 
+// y = act(w . x + b) on a pooled vector; no activation = identity, no bias = none.
+struct DenseLayer {
+  Tensor w, b;
+  std::optional<Activation> act;
+};
+
 struct ModelInfo {
   std::string arch;
   int64_t n_vocab = 0;
@@ -40,10 +47,10 @@ struct ModelInfo {
   // Classifier head (rank pooling); absent tensors are empty.
   Tensor cls, cls_b, cls_norm, cls_norm_b, cls_out, cls_out_b;
   std::vector<std::string> cls_labels;
-  // Matrices applied in order to pooled vectors (EmbeddingGemma's sentence-transformers Dense
-  // layers); the last one's rows give the output dimension.
-  std::vector<Tensor> post_pool;
-  int64_t n_embd_out() const { return post_pool.empty() ? d_model : post_pool.back().rows; }
+  // sentence-transformers Dense layers applied in order to pooled vectors (EmbeddingGemma's
+  // 2_Dense and 3_Dense); the last one's rows give the output dimension.
+  std::vector<DenseLayer> post_pool;
+  int64_t n_embd_out() const { return post_pool.empty() ? d_model : post_pool.back().w.rows; }
   int64_t n_cls_out() const { return cls_out.empty() ? (cls.empty() ? 0 : cls.rows) : cls_out.rows; }
 };
 

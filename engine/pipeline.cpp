@@ -15,9 +15,24 @@ void add_warning(std::vector<std::string>& out, const std::string& w) {
   if (std::find(out.begin(), out.end(), w) == out.end()) out.push_back(w);
 }
 
-std::string replace_all(std::string s, const std::string& from, const std::string& to) {
-  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) s.replace(at, from.size(), to);
-  return s;
+// The template with every {query} and {document} filled in, and the byte ranges the caller's text
+// occupies in the result (for split_special, which applies to those ranges only).
+std::string fill_template(const std::string& tmpl, const std::string& query, const std::string& doc, std::vector<tok::TextRange>* user) {
+  std::string out;
+  for (size_t at = 0; at < tmpl.size();) {
+    const size_t q = tmpl.find("{query}", at), d = tmpl.find("{document}", at);
+    const size_t next = std::min(q, d);
+    if (next == std::string::npos) {
+      out.append(tmpl, at, std::string::npos);
+      break;
+    }
+    out.append(tmpl, at, next - at);
+    const std::string& text = next == q ? query : doc;
+    user->push_back({out.size(), out.size() + text.size()});
+    out += text;
+    at = next + (next == q ? 7 : 10);
+  }
+  return out;
 }
 
 const tok::Tokenizer& tokenizer_of(const Model& m) {
@@ -50,21 +65,24 @@ void summarize_truncation(Tokenized& t, size_t n_inputs, int64_t limit, const ch
 }
 
 // The template prompt of a yes/no reranker (Qwen3-Reranker), its document shortened until the
-// prompt fits when truncating: special-token text in the template is parsed.
+// prompt fits when truncating: the template's special-token text is always parsed; the query's
+// and document's follow split_special.
 tok::Encoding encode_rerank_template(const Model& m, const ResolvedRequest& r, const std::string& query, std::string doc, size_t i,
                                      bool* truncated) {
   const tok::Tokenizer& tk = m.tokenizer();
   tok::EncodeOptions eo;
   eo.add_special = false;
-  eo.parse_special = true;
+  eo.split_special = r.split_special;
   for (;;) {
-    tok::Encoding e = tk.encode(replace_all(replace_all(m.rerank_template(), "{query}", query), "{document}", doc), eo);
+    std::vector<tok::TextRange> user;
+    const std::string prompt = fill_template(m.rerank_template(), query, doc, &user);
+    tok::Encoding e = tk.encode_template(prompt, user, eo);
     const int64_t n = static_cast<int64_t>(e.ids.size());
     if (n <= r.max_tokens) return e;
     if (!r.truncate || doc.empty()) too_long(i, "query + document", e.ids.size(), r.max_tokens);
     *truncated = true;
     // Drop as many document tokens as the prompt is over the limit, at the request's side.
-    const tok::Encoding de = tk.encode(doc, tok::EncodeOptions{false, false, 0, tok::Overflow::Truncate});
+    const tok::Encoding de = tk.encode(doc, tok::EncodeOptions{false, r.split_special, 0, tok::Overflow::Truncate});
     const int64_t nd = static_cast<int64_t>(de.ids.size());
     const int64_t keep = std::max<int64_t>(0, nd - (n - r.max_tokens));
     if (keep == 0) doc.clear();
@@ -81,7 +99,10 @@ Tokenized tokenize_texts(const Model& m, const ResolvedRequest& r, const std::ve
   out.seqs.reserve(texts.size());
   for (size_t i = 0; i < texts.size(); i++)
     for_input(i, [&] {
-      tok::Encoding e = tk.encode(r.prompt + texts[i]);
+      // The prompt is the model's or the caller's own: split_special applies to the text only.
+      tok::EncodeOptions eo;
+      eo.split_special = r.split_special;
+      tok::Encoding e = tk.encode_template(r.prompt + texts[i], {{r.prompt.size(), r.prompt.size() + texts[i].size()}}, eo);
       if (e.ids.empty()) throw InputError(ErrorKind::InvalidArgument, static_cast<int64_t>(i), "text " + std::to_string(i) + " gives no tokens");
       if (static_cast<int64_t>(e.ids.size()) > r.max_tokens) {
         if (!r.truncate) too_long(i, "text", e.ids.size(), r.max_tokens);
@@ -135,7 +156,9 @@ Tokenized tokenize_pairs(const Model& m, const ResolvedRequest& r, const std::st
       if (!m.rerank_template().empty()) {
         e = encode_rerank_template(m, r, query, docs[i], i, &truncated);
       } else {
-        e = tk.encode_pair(query, docs[i]);
+        tok::EncodeOptions eo;
+        eo.split_special = r.split_special;
+        e = tk.encode_pair(query, docs[i], eo);
         if (static_cast<int64_t>(e.ids.size()) > r.max_tokens) {
           if (!r.truncate) too_long(i, "query + document", e.ids.size(), r.max_tokens);
           tk.truncate(e, static_cast<size_t>(r.max_tokens), r.truncation_direction);

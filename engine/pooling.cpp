@@ -56,9 +56,10 @@ Tensor pool_outputs(ForwardPass& fp, const ModelInfo& info, const Tensor& hidden
     case Pooling::Rank: x = rank_head(fp, info, hidden); break;
   }
   if (spec.pooling != Pooling::None && spec.pooling != Pooling::Rank) {
-    for (const Tensor& m : info.post_pool) {
-      Tensor y = fp.ws.f32(x.rows, m.rows);
-      ops::linear(fp, x, m, Tensor{}, y);
+    for (const DenseLayer& d : info.post_pool) {
+      Tensor y = fp.ws.f32(x.rows, d.w.rows);
+      ops::linear(fp, x, d.w, d.b, y);
+      if (d.act) ops::activation(fp, y, y, *d.act);
       x = y;
     }
   }

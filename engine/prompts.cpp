@@ -25,9 +25,9 @@ const std::vector<PromptPreset>& prompt_presets() {
 }
 
 ModelPrompts read_model_prompts(const gguf::File& f) {
-  constexpr const char* kNames = "embedding.prompt.names";
-  constexpr const char* kTexts = "embedding.prompt.texts";
-  constexpr const char* kDefault = "embedding.prompt.default_name";
+  constexpr const char* kNames = kPromptNamesKey;
+  constexpr const char* kTexts = kPromptTextsKey;
+  constexpr const char* kDefault = kPromptDefaultKey;
   ModelPrompts p;
   const bool has_names = f.has(kNames), has_texts = f.has(kTexts);
   if (has_names != has_texts)

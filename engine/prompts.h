@@ -22,10 +22,11 @@ struct PromptPreset {
 // Presets for model families whose cards publish a prefix (E5, BGE, Nomic, Qwen3-Embedding).
 const std::vector<PromptPreset>& prompt_presets();
 
-// A model's own prompts (sentence-transformers' `prompts` and `default_prompt_name`), from
-//   embedding.prompt.names         array of strings
-//   embedding.prompt.texts         array of strings, same length
-//   embedding.prompt.default_name  string, optional; one of the names
+// A model's own prompts (sentence-transformers' `prompts` and `default_prompt_name`, written by
+// `embed convert`), from these keys:
+inline constexpr const char* kPromptNamesKey = "embedding.prompt.names";           // array of strings
+inline constexpr const char* kPromptTextsKey = "embedding.prompt.texts";           // array of strings, same length
+inline constexpr const char* kPromptDefaultKey = "embedding.prompt.default_name";  // string, optional; one of the names
 struct ModelPrompts {
   std::map<std::string, std::string> texts;  // name -> text
   std::string default_name;                  // empty: none

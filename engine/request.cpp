@@ -60,6 +60,7 @@ ResolvedRequest resolve_request(const ModelDescription& d, const Request& r, Tas
   out.max_tokens = r.max_tokens > 0 ? r.max_tokens : d.n_ctx;
   out.truncate = r.truncate;
   out.truncation_direction = r.truncation_direction;
+  out.split_special = r.split_special;
   if (task == Task::Embed) out.prompt = resolve_prompt(d.prompts, r.prompt, r.prompt_name);
   return out;
 }

@@ -36,6 +36,11 @@ struct Request {
   int64_t max_tokens = 0;          // per input (per query+document); 0 = the model's context length
   bool truncate = false;           // false: an input longer than max_tokens is an error
   TruncationDirection truncation_direction = TruncationDirection::Right;  // Right keeps the start
+  // Special-token text in the inputs ("[SEP]", "<|endoftext|>") is plain text (HF's
+  // split_special_tokens), for text the caller does not control. Default (false): it is the
+  // special token, as HF tokenizers, sentence-transformers, TEI and llama.cpp read it. The
+  // model's own prompts and templates keep their special tokens either way.
+  bool split_special = false;
   // Prompt, prepended to every text (Embed only): explicit text (even "") > prompt_name (the
   // model's prompts, then the presets of engine/prompts.h) > the model's default prompt > none.
   std::optional<std::string> prompt;
@@ -58,6 +63,7 @@ struct ResolvedRequest {
   int64_t max_tokens = 0;  // > 0
   bool truncate = false;
   TruncationDirection truncation_direction = TruncationDirection::Right;
+  bool split_special = false;
   std::string prompt;      // resolved text ("" = none)
 };
 

@@ -42,4 +42,13 @@ inline void k_quant_scale_min(const uint8_t* scales, int j, uint8_t* sc, uint8_t
 // Throws embed::Error(Unsupported) for a type without a decoder.
 void dequantize_row(TensorType type, const void* src, float* dst, int64_t n);
 
+// The integer form of a quantized row, for integer dot products (and the one place that reads the
+// blocks' bit layouts; dequantize_row is built on it): element i is
+//   scale[i / group] * q[i] - min[i / group]
+// with q the stored integer less its offset (Q4_0: -8..7, Q6_K: -32..31, ...), in the f32 rounding
+// dequantize_row uses. group is 32, or 16 for Q6_K (its sub-block scales); 0 for a type that is
+// not a block quantization (F32, F16, BF16).
+int integer_group(TensorType type);
+void integer_row(TensorType type, const void* src, int64_t n, int8_t* q, float* scale, float* min);
+
 }  // namespace embed::gguf

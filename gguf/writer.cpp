@@ -87,6 +87,16 @@ void Writer::set_string_array(const std::string& key, const std::vector<std::str
   put(key, ValueType::ARRAY, std::move(p));
 }
 
+std::optional<uint64_t> Writer::array_count(const std::string& key) const {
+  for (const Entry& e : kvs_)
+    if (e.key == key && e.type == ValueType::ARRAY) {
+      uint64_t n = 0;
+      std::memcpy(&n, e.payload.data() + 4, 8);  // after the element type
+      return n;
+    }
+  return std::nullopt;
+}
+
 void Writer::add_tensor(const std::string& name, TensorType type, const std::vector<int64_t>& ne, const void* data,
                         size_t nbytes) {
   const auto* b = static_cast<const uint8_t*>(data);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -24,6 +25,9 @@ class Writer {
   // ne in ggml order (ne[0] contiguous). `data` is copied; its size must match type and shape.
   void add_tensor(const std::string& name, TensorType type, const std::vector<int64_t>& ne, const void* data, size_t nbytes);
   void add_tensor(const std::string& name, TensorType type, const std::vector<int64_t>& ne, std::vector<uint8_t> data);
+
+  // Element count of the array at `key`; nullopt when the key is absent or not an array.
+  std::optional<uint64_t> array_count(const std::string& key) const;
 
   std::vector<uint8_t> to_bytes() const;
   void write_file(const std::string& path) const;  // writes to path.tmp then renames

@@ -83,7 +83,7 @@ class Bpe final : public Model {
       std::string s;
       append_utf8(s, chars[b]);
       byte_char_[b] = s;
-      byte_id_[b] = v_.find(s);
+      byte_id_[b] = v_.find_in_model(s);
     }
     merges_.reserve(v_.merges.size());
     std::string joined;
@@ -91,10 +91,10 @@ class Bpe final : public Model {
       const std::string& m = v_.merges[rank];
       const size_t sp = m.find(' ', 1);
       if (sp == std::string::npos) fail(ErrorKind::Format, "tokenizer.ggml.merges[" + std::to_string(rank) + "] \"" + m + "\" has no space");
-      const int32_t a = v_.find(std::string_view(m).substr(0, sp)), b = v_.find(std::string_view(m).substr(sp + 1));
+      const int32_t a = v_.find_in_model(std::string_view(m).substr(0, sp)), b = v_.find_in_model(std::string_view(m).substr(sp + 1));
       joined.assign(m, 0, sp);
       joined.append(m, sp + 1);
-      const int32_t ab = v_.find(joined);
+      const int32_t ab = v_.find_in_model(joined);
       if (a < 0 || b < 0 || ab < 0) continue;  // a merge whose parts are not tokens can never apply
       merges_.try_emplace(key(a, b), static_cast<int32_t>(rank), ab);
     }
@@ -113,6 +113,10 @@ class Bpe final : public Model {
         out[k].begin = norm.src_begin[out[k].begin];
         out[k].end = norm.src_end[out[k].end - 1];
       }
+  }
+
+  void normalize(std::string_view text, NormString& out) const override {
+    if (!(family_uses_nfc(pre_) && nfc_normalize(text, out))) out.assign_identity(text);
   }
 
   std::string decode(const std::vector<int32_t>& ids) const override {
@@ -153,7 +157,7 @@ class Bpe final : public Model {
     if (family_ignores_merges(pre_)) {
       std::string whole;
       for (unsigned char b : w) whole += byte_char_[b];
-      if (int32_t id = v_.find(whole); id >= 0) {
+      if (int32_t id = v_.find_in_model(whole); id >= 0) {
         out.push_back({id, base, base + static_cast<uint32_t>(w.size())});
         return;
       }

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -12,6 +13,7 @@
 #include <sstream>
 
 #include "base/error.h"
+#include "tokenizer/sentencepiece_model.h"
 #include "tokenizer/vocab.h"
 
 namespace embed::tok {
@@ -62,16 +64,47 @@ struct Added {
   int32_t id;
   std::string content;
   bool special;
+  uint8_t flags;  // AddedFlag bits (tokenizer/vocab.h)
 };
 
-std::vector<Added> added_tokens(const HfFolder& h) {
+// The added tokens with their HF attributes; `in_model(id, content)` says whether the model's own
+// vocabulary has the token (otherwise only the added-token matching ever produces it).
+template <class InModel>
+std::vector<Added> added_tokens(const HfFolder& h, InModel in_model) {
   std::vector<Added> out;
   if (!h.tok.contains("added_tokens")) return out;
   for (const auto& a : h.tok["added_tokens"]) {
     if (!a.contains("id") || !a.contains("content")) h.bad("an added_tokens entry lacks id or content");
-    out.push_back({a["id"].get<int32_t>(), a["content"].get<std::string>(), a.value("special", false)});
+    const int64_t id = a["id"].get<int64_t>();
+    if (id < 0 || id > (1 << 28)) h.bad("added token id " + std::to_string(id) + " is out of range");
+    Added t{static_cast<int32_t>(id), a["content"].get<std::string>(), a.value("special", false), 0};
+    if (a.value("lstrip", false)) t.flags |= kLstrip;
+    if (a.value("rstrip", false)) t.flags |= kRstrip;
+    if (a.value("single_word", false)) t.flags |= kSingleWord;
+    if (a.value("normalized", !t.special)) t.flags |= kNormalized;  // HF's default: normalized unless special
+    if (!in_model(t.id, t.content)) t.flags |= kAddedOnly;
+    out.push_back(std::move(t));
   }
   return out;
+}
+
+// In a {"piece": id} vocabulary (WordPiece, BPE).
+auto in_vocab_map(const json& vocab) {
+  return [&vocab](int32_t id, const std::string& content) {
+    const auto it = vocab.find(content);
+    return it != vocab.end() && it->is_number_integer() && it->get<int64_t>() == id;
+  };
+}
+
+// tokenizer.embed.<flag>: the ids of the added tokens carrying each attribute. Written always
+// (empty lists included), so readers know the file says which tokens have none.
+void write_added_flags(gguf::Writer& w, const std::vector<Added>& added) {
+  for (const AddedFlagKey& k : kAddedFlagKeys) {
+    std::vector<uint32_t> ids;
+    for (const Added& a : added)
+      if (a.flags & k.flag) ids.push_back(static_cast<uint32_t>(a.id));
+    w.set_array<uint32_t>(k.key, ids);
+  }
 }
 
 // Id-ordered pieces from a {"piece": id} vocabulary plus added tokens; holes get llama.cpp's
@@ -170,15 +203,16 @@ std::vector<json> flatten(const json& node, const char* list_key) {
 
 std::string import_wordpiece(const HfFolder& h, gguf::Writer& w) {
   const json& model = h.tok["model"];
-  const auto added = added_tokens(h);
+  const auto added = added_tokens(h, in_vocab_map(model["vocab"]));
   auto pieces = ordered_pieces(h, model["vocab"], added);
   const auto types = token_types(pieces.size(), added);
   const std::string prefix = model.value("continuing_subword_prefix", "##");
   // llama.cpp's WPM vocabulary: control tokens unchanged, continuation pieces lose their
-  // prefix, word-initial pieces gain U+2581.
+  // prefix, word-initial pieces gain U+2581. User-defined tokens stay as the text they match
+  // (llama.cpp's converter prefixes them too; the tokenizer accepts both).
   const Specials s = collect_specials(h, pieces);
   for (size_t i = 0; i < pieces.size(); ++i) {
-    if (types[i] == static_cast<int32_t>(TokenType::Control)) continue;
+    if (types[i] == static_cast<int32_t>(TokenType::Control) || types[i] == static_cast<int32_t>(TokenType::UserDefined)) continue;
     if (!prefix.empty() && pieces[i].rfind(prefix, 0) == 0 && pieces[i].size() > prefix.size())
       pieces[i] = pieces[i].substr(prefix.size());
     else
@@ -210,6 +244,7 @@ std::string import_wordpiece(const HfFolder& h, gguf::Writer& w) {
   w.set<bool>("tokenizer.ggml.normalizer.lowercase", lowercase);
   w.set<bool>("tokenizer.ggml.normalizer.strip_accents", strip.value_or(lowercase));
   w.set<uint32_t>("tokenizer.ggml.token_type_count", h.model_config.value("type_vocab_size", 2u));
+  write_added_flags(w, added);
   return "bert";
 }
 
@@ -239,7 +274,7 @@ std::string import_bpe(const HfFolder& h, gguf::Writer& w) {
   const std::string pre = detect_bpe_pre(h);
   for (const json& n : flatten(h.tok.value("normalizer", json()), "normalizers"))
     if (n.value("type", "") != "NFC") h.unsupported("byte-level BPE with normalizer " + n.value("type", "?") + " (only NFC)");
-  const auto added = added_tokens(h);
+  const auto added = added_tokens(h, in_vocab_map(model["vocab"]));
   const auto pieces = ordered_pieces(h, model["vocab"], added);
   std::vector<std::string> merges;
   merges.reserve(model["merges"].size());
@@ -259,6 +294,7 @@ std::string import_bpe(const HfFolder& h, gguf::Writer& w) {
   // readers fall back to the gpt2 family default (id 11, an ordinary token). It is never added.
   if (!s.ids.count("bos") && s.ids.count("eos")) s.ids["bos"] = s.ids["eos"];
   write_specials(w, s);
+  write_added_flags(w, added);
   return "gpt2";
 }
 
@@ -290,7 +326,6 @@ std::vector<uint8_t> base64_decode(const HfFolder& h, const std::string& in) {
 
 std::string import_unigram(const HfFolder& h, gguf::Writer& w) {
   const json& model = h.tok["model"];
-  const auto added = added_tokens(h);
   std::vector<std::string> pieces;
   std::vector<float> scores;
   for (const auto& e : model["vocab"]) {
@@ -299,6 +334,22 @@ std::string import_unigram(const HfFolder& h, gguf::Writer& w) {
     scores.push_back(e[1].get<float>());
   }
   if (pieces.empty()) h.bad("the Unigram vocabulary is empty");
+  const size_t n_model = pieces.size();
+  const auto added = added_tokens(h, [&](int32_t id, const std::string& content) {
+    return static_cast<size_t>(id) < n_model && pieces[static_cast<size_t>(id)] == content;
+  });
+  // Added tokens outside the model's vocabulary extend it (holes as in ordered_pieces); the model
+  // never produces them (added_only), so their score does not matter.
+  for (const Added& a : added) {
+    if (static_cast<size_t>(a.id) < n_model) {
+      if (pieces[static_cast<size_t>(a.id)] != a.content)
+        h.bad("added token " + std::to_string(a.id) + " \"" + a.content + "\" differs from the vocabulary's \"" +
+              pieces[static_cast<size_t>(a.id)] + "\"");
+      continue;
+    }
+    while (pieces.size() <= static_cast<size_t>(a.id)) pieces.push_back("[PAD" + std::to_string(pieces.size()) + "]"), scores.push_back(0.f);
+    pieces[static_cast<size_t>(a.id)] = a.content;
+  }
   auto types = token_types(pieces.size(), added);
   const int64_t unk = model.value("unk_id", int64_t{-1});
   if (unk >= 0 && static_cast<size_t>(unk) < pieces.size()) types[static_cast<size_t>(unk)] = static_cast<int32_t>(TokenType::Unknown);
@@ -339,7 +390,87 @@ std::string import_unigram(const HfFolder& h, gguf::Writer& w) {
   if (!s.add_bos) s.add_bos = false;
   if (!s.add_eos) s.add_eos = false;
   write_specials(w, s);
+  write_added_flags(w, added);
   return "t5";
+}
+
+// llama.cpp's converter (ModelBase.does_token_look_special) marks these added tokens CONTROL
+// even when the config does not say "special".
+bool looks_special(const std::string& t) {
+  auto wrapped = [&](std::string_view open, std::string_view close) {
+    return t.size() >= open.size() + close.size() && t.compare(0, open.size(), open) == 0 &&
+           t.compare(t.size() - close.size(), close.size(), close) == 0;
+  };
+  return t == "<pad>" || t == "<mask>" || t == "<2mass>" || t == "[@BOS@]" || wrapped("<|", "|>") ||
+         wrapped("<\xEF\xBD\x9C", "\xEF\xBD\x9C>") || wrapped("<unused", ">");
+}
+
+// SentencePiece BPE (Gemma, Llama 2): the pieces, scores and types of tokenizer.model, padded or
+// cut to config.json's vocab_size, then added_tokens.json and tokenizer_config.json's
+// added_tokens_decoder on top, as llama.cpp's _create_vocab_sentencepiece does.
+std::string import_sentencepiece(const HfFolder& h, gguf::Writer& w) {
+  const fs::path path = fs::path(h.dir) / "tokenizer.model";
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail(ErrorKind::Io, path.string() + ": cannot open");
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  const SentencePieceModel m = parse_sentencepiece_model(bytes.str(), path.string());
+  if (m.model_type != 2)
+    fail(ErrorKind::Unsupported, path.string() + ": SentencePiece model type " + std::to_string(m.model_type) + " is not supported (BPE)");
+  size_t n = m.pieces.size();
+  if (const auto v = h.model_config.find("vocab_size"); v != h.model_config.end() && v->is_number_unsigned() && v->get<uint64_t>() > 0) {
+    if (v->get<uint64_t>() > (1u << 28)) fail(ErrorKind::Format, h.dir + "/config.json: vocab_size is implausible");
+    n = v->get<size_t>();
+  }
+  std::vector<std::string> pieces(n);
+  std::vector<float> scores(n, -10000.0f);
+  std::vector<int32_t> types(n, static_cast<int32_t>(TokenType::Unused));
+  for (size_t i = 0; i < n; ++i) {
+    if (i >= m.pieces.size()) {
+      pieces[i] = "[PAD" + std::to_string(i) + "]";
+      continue;
+    }
+    const auto& p = m.pieces[i];
+    pieces[i] = p.text;
+    scores[i] = p.score;
+    // llama.cpp keeps UNKNOWN, CONTROL, UNUSED and BYTE; USER_DEFINED pieces count as NORMAL here.
+    types[i] = p.type == SentencePieceModel::UserDefined ? static_cast<int32_t>(TokenType::Normal) : p.type;
+  }
+  auto add = [&](int64_t id, std::string text, TokenType type) {
+    if (id < 0 || static_cast<size_t>(id) >= n) return;  // outside the vocabulary: llama.cpp ignores it too
+    pieces[static_cast<size_t>(id)] = std::move(text);
+    scores[static_cast<size_t>(id)] = -1000.0f;
+    types[static_cast<size_t>(id)] = static_cast<int32_t>(type);
+  };
+  if (auto added = read_json(fs::path(h.dir) / "added_tokens.json", false); added && added->is_object())
+    for (auto it = added->begin(); it != added->end(); ++it)
+      if (it.value().is_number_integer()) add(it.value().get<int64_t>(), it.key(), TokenType::UserDefined);
+  if (auto cfg = read_json(fs::path(h.dir) / "tokenizer_config.json", false); cfg && cfg->contains("added_tokens_decoder")) {
+    const json& dec = (*cfg)["added_tokens_decoder"];
+    for (auto it = dec.begin(); it != dec.end(); ++it) {
+      const auto text = token_text(it.value());
+      if (!text) h.bad("tokenizer_config.json added_tokens_decoder entry " + it.key() + " has no content");
+      std::string t = *text;
+      const bool control = (it.value().is_object() && it.value().value("special", false)) || looks_special(t);
+      if (!control)
+        for (size_t at; (at = t.find("\xE2\x96\x81")) != std::string::npos;) t.replace(at, 3, " ");
+      add(std::strtoll(it.key().c_str(), nullptr, 10), t, control ? TokenType::Control : TokenType::UserDefined);
+    }
+  }
+  w.set_string("tokenizer.ggml.model", "llama");
+  w.set_string("tokenizer.ggml.pre", "default");
+  w.set_string_array("tokenizer.ggml.tokens", pieces);
+  w.set_array<float>("tokenizer.ggml.scores", scores);
+  w.set_array<int32_t>("tokenizer.ggml.token_type", types);
+  w.set<bool>("tokenizer.ggml.add_space_prefix", m.add_dummy_prefix);
+  write_specials(w, collect_specials(h, pieces));
+  return "llama";
+}
+
+// tokenizer.json of a SentencePiece BPE model (byte fallback, no byte-level pre-tokenizer) whose
+// folder also has tokenizer.model: the model file holds the scores llama.cpp's "llama" vocab needs.
+bool is_sentencepiece_bpe(const HfFolder& h) {
+  return h.tok["model"].value("byte_fallback", false) && fs::is_regular_file(fs::path(h.dir) / "tokenizer.model");
 }
 
 }  // namespace
@@ -358,6 +489,7 @@ std::string import_hf_tokenizer(const std::string& model_dir, gguf::Writer& w) {
   std::string kind;
   try {
     if (type == "WordPiece") kind = import_wordpiece(h, w);
+    else if (type == "BPE" && is_sentencepiece_bpe(h)) kind = import_sentencepiece(h, w);
     else if (type == "BPE") kind = import_bpe(h, w);
     else if (type == "Unigram") kind = import_unigram(h, w);
     else h.unsupported("model type \"" + type + "\" (supported: WordPiece, BPE, Unigram)");

@@ -10,8 +10,9 @@ namespace embed::tok {
 
 // Reads tokenizer.json (+ tokenizer_config.json, special_tokens_map.json and config.json when
 // present) from `model_dir` and writes the tokenizer.ggml.* keys into `w`. Supports WordPiece
-// (-> "bert"), byte-level BPE (-> "gpt2", pre "qwen2" / "llama-bpe" / "gpt-2") and Unigram
-// (-> "t5", with precompiled_charsmap). Throws embed::Error naming the file and the unsupported
+// (-> "bert"), byte-level BPE (-> "gpt2", pre "qwen2" / "llama-bpe" / "gpt-2"), SentencePiece
+// BPE with byte fallback (Gemma; -> "llama", pieces and scores from the folder's
+// tokenizer.model) and Unigram (-> "t5", with precompiled_charsmap). Throws embed::Error naming the file and the unsupported
 // or malformed part. Returns the tokenizer kind string written.
 std::string import_hf_tokenizer(const std::string& model_dir, gguf::Writer& w);
 

@@ -12,7 +12,6 @@
 namespace embed::tok {
 namespace {
 
-constexpr std::string_view kSpace = "\xE2\x96\x81";
 
 class Spm final : public Model {
  public:
@@ -21,16 +20,16 @@ class Spm final : public Model {
     char buf[8];
     for (int b = 0; b < 256; ++b) {
       std::snprintf(buf, sizeof buf, "<0x%02X>", b);
-      byte_id_[b] = v_.find(buf);
+      byte_id_[b] = v_.find_in_model(buf);
     }
   }
 
   void encode(std::string_view text, bool at_start, std::vector<TokenSpan>& out) const override {
     // Escape: ' ' -> U+2581, remembering the source byte of every escaped byte.
     NormString esc;
-    if (v_.add_space_prefix && at_start) esc.push_bytes(kSpace, 0, 0);
+    if (v_.add_space_prefix && at_start) esc.push_bytes(kMetaspace, 0, 0);
     for (size_t i = 0; i < text.size(); ++i) {
-      if (text[i] == ' ') esc.push_bytes(kSpace, static_cast<uint32_t>(i), static_cast<uint32_t>(i + 1));
+      if (text[i] == ' ') esc.push_bytes(kMetaspace, static_cast<uint32_t>(i), static_cast<uint32_t>(i + 1));
       else esc.push_bytes(text.substr(i, 1), static_cast<uint32_t>(i), static_cast<uint32_t>(i + 1));
     }
     if (esc.s.empty()) return;
@@ -45,6 +44,9 @@ class Spm final : public Model {
     for (int32_t k = 0; k >= 0; k = sym[k].next) emit(esc, sym[k].start, sym[k].n, out);
   }
 
+  // llama.cpp's SentencePiece path has no normalizer (spaces become U+2581 in encode).
+  void normalize(std::string_view text, NormString& out) const override { out.assign_identity(text); }
+
   std::string decode(const std::vector<int32_t>& ids) const override {
     std::string s;
     for (int32_t id : ids) {
@@ -55,7 +57,7 @@ class Spm final : public Model {
         continue;
       }
       for (size_t i = 0; i < p.size();) {
-        if (p.compare(i, 3, kSpace) == 0) s += ' ', i += 3;
+        if (p.compare(i, 3, kMetaspace) == 0) s += ' ', i += 3;
         else s += p[i++];
       }
     }
@@ -77,7 +79,7 @@ class Spm final : public Model {
   void try_add(const std::string& s, const std::vector<Symbol>& sym, int32_t l, int32_t r, std::priority_queue<Bigram>& q) const {
     if (l < 0 || r < 0) return;
     const uint32_t size = sym[l].n + sym[r].n;
-    const int32_t id = v_.find(std::string_view(s).substr(sym[l].start, size));
+    const int32_t id = v_.find_in_model(std::string_view(s).substr(sym[l].start, size));
     if (id < 0) return;
     q.push({v_.scores[id], l, r, size});
   }
@@ -103,7 +105,7 @@ class Spm final : public Model {
   // A final symbol: its token, or its bytes as <0xNN> tokens when it is not in the vocabulary.
   // (Merged symbols are always tokens, so llama.cpp's re-segmentation reduces to this.)
   void emit(const NormString& esc, uint32_t start, uint32_t n, std::vector<TokenSpan>& out) const {
-    const int32_t id = v_.find(std::string_view(esc.s).substr(start, n));
+    const int32_t id = v_.find_in_model(std::string_view(esc.s).substr(start, n));
     if (id >= 0) {
       out.push_back({id, esc.src_begin[start], esc.src_end[start + n - 1]});
       return;

@@ -20,18 +20,6 @@ Kind kind_of(const std::string& model) {
   return Kind::Unigram;  // Vocab::from_gguf has rejected everything but "t5" already
 }
 
-// Start of the whitespace run that ends at `stop` (not before `from`): what an lstrip token absorbs.
-size_t strip_left(std::string_view text, size_t from, size_t stop) {
-  while (stop > from) {
-    size_t b = stop - 1;
-    while (b > from && (static_cast<unsigned char>(text[b]) & 0xC0) == 0x80) --b;
-    char32_t cp;
-    if (decode_utf8(text, b, cp) == 0 || !is_space(cp)) break;
-    stop = b;
-  }
-  return stop;
-}
-
 void push(Encoding& e, int32_t id, uint32_t b, uint32_t en, bool special, int8_t seq, int32_t type) {
   e.ids.push_back(id);
   e.type_ids.push_back(type);
@@ -79,19 +67,7 @@ std::unique_ptr<Tokenizer> Tokenizer::from_gguf(const gguf::File& f) {
     case Kind::SentencePiece: t->model_ = make_spm(v); break;
     case Kind::Unigram: t->model_ = make_unigram(v); break;
   }
-  t->always_ = std::make_unique<SpecialMatcher>();
-  t->parsed_ = std::make_unique<SpecialMatcher>();
-  for (size_t i = 0; i < v.size(); ++i) {
-    const TokenType ty = v.types[i];
-    if (ty == TokenType::UserDefined) t->always_->add(v.pieces[i], static_cast<int32_t>(i));
-    if (ty == TokenType::UserDefined || ty == TokenType::Control || ty == TokenType::Unknown)
-      t->parsed_->add(v.pieces[i], static_cast<int32_t>(i));
-  }
-  // XLM-R's tokenizer.json marks <mask> lstrip (it absorbs the spaces before it); GGUF has no
-  // attribute for it, so the Unigram family gets it by rule, as llama.cpp does by model name.
-  if (t->kind_ == Kind::Unigram) t->lstrip_id_ = v.mask;
-  t->always_->finish();
-  t->parsed_->finish();
+  t->build_added_matchers();
   // Last-token pooling (Qwen3-Embedding) reads the hidden state at an appended <|endoftext|>.
   if (v.pooling_type == kPoolingLast && (t->kind_ == Kind::Bpe || t->kind_ == Kind::SentencePiece)) {
     const int32_t eot = v.find("<|endoftext|>");
@@ -101,9 +77,42 @@ std::unique_ptr<Tokenizer> Tokenizer::from_gguf(const gguf::File& f) {
   return t;
 }
 
-// Content tokens of one text: special-token text split out (user-defined always, control tokens
-// only with parse_special), every other run through the model.
-void Tokenizer::encode_content(std::string_view text, bool parse_special, int8_t seq, Encoding& e) const {
+// The added tokens in the order HF extracts them: those matched in the raw text, then, in the text
+// between them, those marked `normalized` in the normalizer's output (patterns normalized too).
+void Tokenizer::build_added_matchers() {
+  const Vocab& v = *vocab_;
+  raw_added_ = std::make_unique<AddedTokenMatcher>();
+  normalized_added_ = std::make_unique<AddedTokenMatcher>();
+  for (size_t i = 0; i < v.size(); ++i) {
+    const auto id = static_cast<int32_t>(i);
+    if (!v.is_added(id)) continue;
+    uint8_t flags = v.added_flags[i];
+    std::string text = v.pieces[i];
+    if (!v.has_added_flags) {
+      // llama.cpp's converter gives WordPiece user-defined tokens the word-start U+2581 of its
+      // vocabulary convention; the text they match has none.
+      if (kind_ == Kind::WordPiece && v.types[i] == TokenType::UserDefined && text.rfind(kMetaspace, 0) == 0)
+        text.erase(0, kMetaspace.size());
+      // XLM-R's tokenizer.json marks <mask> lstrip; files without attributes get it by rule, as
+      // llama.cpp does by model name.
+      if (kind_ == Kind::Unigram && id == v.mask) flags |= kLstrip;
+    }
+    const bool special = v.types[i] != TokenType::UserDefined;
+    if (flags & kNormalized) {
+      NormString n;
+      model_->normalize(text, n);
+      normalized_added_->add(std::move(n.s), id, flags, special);
+    } else {
+      raw_added_->add(std::move(text), id, flags, special);
+    }
+  }
+  raw_added_->finish();
+  normalized_added_->finish();
+}
+
+// Content tokens of one text: added tokens split out (special ones unless the rule reads them as
+// text), every other run through the model.
+void Tokenizer::encode_content(std::string_view text, const SpecialRule& rule, int8_t seq, Encoding& e) const {
   std::string repaired;
   std::vector<uint32_t> src;
   const bool fixed = sanitize_utf8(text, repaired, src);
@@ -111,28 +120,27 @@ void Tokenizer::encode_content(std::string_view text, bool parse_special, int8_t
     e.warnings.push_back("input is not valid UTF-8: each invalid byte was replaced by U+FFFD");
     text = repaired;
   }
-  const SpecialMatcher& m = parse_special ? *parsed_ : *always_;
-  std::vector<TokenSpan> spans;
-  size_t pos = 0;
-  bool at_start = true;
+  // A special token is text under split_special, or, for a filled template, where it overlaps
+  // the caller's ranges (input bytes; src maps repaired bytes back to them).
+  const AddedTokenMatcher::SpecialAsText as_text = [&](size_t b, size_t en) {
+    if (!rule.only_in) return true;
+    const size_t ib = fixed ? src[b] : b, ie = fixed ? src[en - 1] + 1 : en;
+    for (const TextRange& r : *rule.only_in)
+      if (ib < r.end && r.begin < ie) return true;
+    return false;
+  };
+  const AddedTokenMatcher::SpecialAsText* rule_fn = rule.split ? &as_text : nullptr;
   const size_t first = e.size();
-  while (true) {
-    const auto hit = m.find(text, pos);
-    size_t stop = hit.pos == std::string_view::npos ? text.size() : hit.pos;
-    if (hit.pos != std::string_view::npos && hit.id == lstrip_id_) stop = strip_left(text, pos, stop);
-    if (stop > pos) {
-      spans.clear();
-      model_->encode(text.substr(pos, stop - pos), at_start, spans);
-      for (const auto& s : spans)
-        push(e, s.id, static_cast<uint32_t>(pos + s.begin), static_cast<uint32_t>(pos + s.end), false, seq, 0);
-      at_start = false;
+  std::vector<AddedTokenMatcher::Piece> pieces;
+  raw_added_->split(text, rule_fn, pieces);
+  bool at_start = true;
+  for (const auto& p : pieces) {
+    if (p.id >= 0) {
+      push_added(p.id, p.begin, p.end, seq, e);
+      at_start = true;
+    } else {
+      encode_between(text, p.begin, p.end, rule_fn, seq, at_start, e);
     }
-    if (hit.pos == std::string_view::npos) break;
-    // Parsed control tokens count as special (pooling masks them); user-defined ones are text.
-    const bool control = vocab_->types[hit.id] != TokenType::UserDefined;
-    push(e, hit.id, static_cast<uint32_t>(hit.pos), static_cast<uint32_t>(hit.pos + hit.len), control, seq, 0);
-    pos = hit.pos + hit.len;
-    at_start = true;
   }
   if (fixed)
     for (size_t i = first; i < e.size(); ++i) {
@@ -141,42 +149,81 @@ void Tokenizer::encode_content(std::string_view text, bool parse_special, int8_t
     }
 }
 
+// Text between raw-matched added tokens: `normalized` added tokens are found in the normalizer's
+// output and mapped back to source bytes; the rest goes to the model, which normalizes it itself.
+void Tokenizer::encode_between(std::string_view text, size_t begin, size_t end, const std::function<bool(size_t, size_t)>* as_text,
+                               int8_t seq, bool& at_start, Encoding& e) const {
+  if (normalized_added_->empty()) return encode_plain(text, begin, end, seq, at_start, e);
+  NormString n;
+  model_->normalize(text.substr(begin, end - begin), n);
+  const AddedTokenMatcher::SpecialAsText in_source = [&](size_t nb, size_t ne) {
+    return (*as_text)(begin + n.src_begin[nb], begin + n.src_end[ne - 1]);
+  };
+  std::vector<AddedTokenMatcher::Piece> pieces;
+  normalized_added_->split(n.s, as_text ? &in_source : nullptr, pieces);
+  size_t done = begin;
+  for (const auto& p : pieces) {
+    if (p.id < 0) continue;
+    const size_t tb = std::max(done, begin + n.src_begin[p.begin]);
+    const size_t te = std::max(tb, begin + static_cast<size_t>(n.src_end[p.end - 1]));
+    encode_plain(text, done, tb, seq, at_start, e);
+    push_added(p.id, tb, te, seq, e);
+    at_start = true;
+    done = te;
+  }
+  encode_plain(text, done, end, seq, at_start, e);
+}
+
+void Tokenizer::encode_plain(std::string_view text, size_t begin, size_t end, int8_t seq, bool& at_start, Encoding& e) const {
+  if (end <= begin) return;
+  std::vector<TokenSpan> spans;
+  model_->encode(text.substr(begin, end - begin), at_start, spans);
+  for (const auto& s : spans) push(e, s.id, static_cast<uint32_t>(begin + s.begin), static_cast<uint32_t>(begin + s.end), false, seq, 0);
+  at_start = false;
+}
+
+// Special tokens found in the text count as special (pooling can leave them out); user-defined
+// ones are content, as in HF's attention mask and sentence-transformers' pooling.
+void Tokenizer::push_added(int32_t id, size_t begin, size_t end, int8_t seq, Encoding& e) const {
+  const bool special = vocab_->types[static_cast<size_t>(id)] != TokenType::UserDefined;
+  push(e, id, static_cast<uint32_t>(begin), static_cast<uint32_t>(end), special, seq, 0);
+}
+
 Encoding Tokenizer::encode(std::string_view text, const EncodeOptions& o) const {
+  return encode_single(text, SpecialRule{o.split_special, nullptr}, o);
+}
+
+Encoding Tokenizer::encode_template(std::string_view text, const std::vector<TextRange>& user, const EncodeOptions& o) const {
+  return encode_single(text, SpecialRule{o.split_special, &user}, o);
+}
+
+Encoding Tokenizer::encode_single(std::string_view text, const SpecialRule& rule, const EncodeOptions& o) const {
   Encoding content;
-  encode_content(text, o.parse_special, 0, content);
+  encode_content(text, rule, 0, content);
   if (!o.add_special) {
     apply_limit(content, o);
     return content;
   }
-  const Vocab& v = *vocab_;
-  if (v.bos >= 0 && !v.pieces[v.bos].empty() && text.substr(0, v.pieces[v.bos].size()) == v.pieces[v.bos] &&
-      (kind_ == Kind::Bpe || kind_ == Kind::SentencePiece) && v.add_bos && !o.parse_special)
-    content.warnings.push_back("text starts with the BOS text \"" + v.pieces[v.bos] +
-                               "\"; it is tokenized as plain text (parse_special is off) and BOS is added");
   Encoding out;
   add_single_specials(content, out);
   apply_limit(out, o);
   return out;
 }
 
+// The layout HF's post-processor (and llama.cpp) gives a single text. A text that starts with the
+// BOS / [CLS] token gets a second one, as both do; a warning says so.
 void Tokenizer::add_single_specials(Encoding& content, Encoding& out) const {
   const Vocab& v = *vocab_;
+  const int32_t first = kind_ == Kind::WordPiece ? cls() : v.bos;
+  if (v.add_bos && first >= 0 && !content.ids.empty() && content.ids[0] == first && content.special[0])
+    out.warnings.push_back("text starts with \"" + v.pieces[first] + "\", which is added anyway: the model sees it twice, as "
+                           "with HF tokenizers (split_special reads such text as plain text)");
+  if (v.add_bos) add_token(out, first, 0);
+  append(out, content, 0);
   if (kind_ == Kind::WordPiece) {
-    const bool starts_with_cls = !content.ids.empty() && content.ids[0] == cls() && content.special[0];
-    if (v.add_bos && starts_with_cls)
-      out.warnings.push_back("text already starts with \"" + v.pieces[cls()] + "\"; not adding a second one");
-    else if (v.add_bos)
-      add_token(out, cls(), 0);
-    append(out, content, 0);
     if (v.add_sep) add_token(out, v.sep, 0);
     return;
   }
-  const bool starts_with_bos = !content.ids.empty() && content.ids[0] == v.bos && content.special[0];
-  if (v.add_bos && starts_with_bos)
-    out.warnings.push_back("text already starts with the BOS token \"" + v.pieces[v.bos] + "\"; not adding a second one");
-  else if (v.add_bos)
-    add_token(out, v.bos, 0);
-  append(out, content, 0);
   if (append_pooling_eos_) {
     if (out.ids.empty() || out.ids.back() != pooling_eos_) {
       add_token(out, pooling_eos_, 0);
@@ -190,8 +237,8 @@ void Tokenizer::add_single_specials(Encoding& content, Encoding& out) const {
 
 Encoding Tokenizer::encode_pair(std::string_view a, std::string_view b, const EncodeOptions& o) const {
   Encoding ca, cb;
-  encode_content(a, o.parse_special, 0, ca);
-  encode_content(b, o.parse_special, 1, cb);
+  encode_content(a, SpecialRule{o.split_special, nullptr}, 0, ca);
+  encode_content(b, SpecialRule{o.split_special, nullptr}, 1, cb);
   Encoding out;
   if (!o.add_special) {
     append(out, ca, 0);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -30,18 +31,26 @@ enum class TruncationDirection {
 };
 
 struct EncodeOptions {
-  bool add_special = true;     // BOS/CLS/EOS/SEP as the model's metadata says
-  bool parse_special = false;  // recognise special-token text inside the input (templates only)
-  size_t max_tokens = 0;       // 0: no limit
+  bool add_special = true;  // BOS/CLS/EOS/SEP as the model's metadata says
+  // Special-token text in the input ("[SEP]", "<|endoftext|>") is read as plain text (HF's
+  // split_special_tokens), for untrusted text. Default: split out as the special token, as HF and
+  // llama.cpp do. User-defined added tokens are split out either way.
+  bool split_special = false;
+  size_t max_tokens = 0;  // 0: no limit
   Overflow overflow = Overflow::Truncate;
   TruncationDirection direction = TruncationDirection::Right;
+};
+
+// Bytes [begin, end) of an input.
+struct TextRange {
+  size_t begin = 0, end = 0;
 };
 
 struct Encoding {
   std::vector<int32_t> ids;
   std::vector<int32_t> type_ids;      // token type (segment) ids, 0 for single texts
   std::vector<uint32_t> begin, end;   // byte offsets of each token into the input (specials: empty range)
-  std::vector<uint8_t> special;       // 1 for tokens added by add_special (or parsed specials)
+  std::vector<uint8_t> special;       // 1 for tokens added by add_special and special tokens found in the text
   std::vector<int8_t> sequence;       // 0 or 1: which input text the token came from; -1 for added specials
   std::vector<std::string> warnings;  // e.g. doubled BOS, appended missing EOS
 
@@ -50,7 +59,7 @@ struct Encoding {
 
 class Model;  // one tokenization algorithm (internal)
 struct Vocab;
-class SpecialMatcher;
+class AddedTokenMatcher;
 
 // Immutable after from_gguf: encode/encode_pair/decode are const and safe to call from many threads.
 class Tokenizer {
@@ -63,6 +72,10 @@ class Tokenizer {
 
   Encoding encode(std::string_view text, const EncodeOptions& o = {}) const;
   Encoding encode_pair(std::string_view a, std::string_view b, const EncodeOptions& o = {}) const;  // cross-encoders
+  // A prompt template filled with the caller's texts, which occupy the byte ranges `user` of
+  // `text` (the Qwen3-Reranker prompt): the template's own special-token text is always the
+  // special token; inside `user` it follows o.split_special. Equals encode(text, o) without it.
+  Encoding encode_template(std::string_view text, const std::vector<TextRange>& user, const EncodeOptions& o) const;
   // Truncate to max_tokens keeping the required special tokens (e.g. [CLS] and the final
   // [SEP]/EOS) on both sides; content tokens go from the end (Right) or the start (Left).
   void truncate(Encoding& e, size_t max_tokens, TruncationDirection direction = TruncationDirection::Right) const;
@@ -80,17 +93,27 @@ class Tokenizer {
 
  private:
   Tokenizer();
-  void encode_content(std::string_view text, bool parse_special, int8_t seq, Encoding& e) const;
+  void build_added_matchers();
+  // Which special-token text is read as text: none, all (split_special), or that inside `only_in`.
+  struct SpecialRule {
+    bool split = false;
+    const std::vector<TextRange>* only_in = nullptr;
+  };
+  Encoding encode_single(std::string_view text, const SpecialRule& rule, const EncodeOptions& o) const;
+  void encode_content(std::string_view text, const SpecialRule& rule, int8_t seq, Encoding& e) const;
+  void encode_between(std::string_view text, size_t begin, size_t end, const std::function<bool(size_t, size_t)>* as_text,
+                      int8_t seq, bool& at_start, Encoding& e) const;
+  void encode_plain(std::string_view text, size_t begin, size_t end, int8_t seq, bool& at_start, Encoding& e) const;
+  void push_added(int32_t id, size_t begin, size_t end, int8_t seq, Encoding& e) const;
   void add_single_specials(Encoding& content, Encoding& out) const;
   void apply_limit(Encoding& e, const EncodeOptions& o) const;
 
   std::unique_ptr<Vocab> vocab_;
   std::unique_ptr<Model> model_;
-  std::unique_ptr<SpecialMatcher> always_;   // user-defined tokens: split out of any text
-  std::unique_ptr<SpecialMatcher> parsed_;   // plus control tokens: only with parse_special
+  std::unique_ptr<AddedTokenMatcher> raw_added_;         // added tokens matched in the input as given
+  std::unique_ptr<AddedTokenMatcher> normalized_added_;  // those marked `normalized`: in the normalizer's output
   Kind kind_ = Kind::Bpe;
   int32_t pooling_eos_ = -1;
-  int32_t lstrip_id_ = -1;  // a token that absorbs the whitespace before it (XLM-R <mask>)
   bool append_pooling_eos_ = false;  // metadata does not add the EOS the pooling needs
 };
 

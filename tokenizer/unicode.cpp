@@ -96,6 +96,13 @@ bool is_bert_cjk(char32_t cp) {
          (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0x2F800 && cp <= 0x2FA1F);
 }
 
+// Other_Alphabetic code points outside L* and M* (PropList.txt, Unicode 15): circled and squared
+// Latin letters (So). With L*, Nl, M*, Nd, Pc and the joiners they make up Rust regex's \w.
+bool is_other_alphabetic_symbol(char32_t cp) {
+  return (cp >= 0x24B6 && cp <= 0x24E9) || (cp >= 0x1F130 && cp <= 0x1F149) || (cp >= 0x1F150 && cp <= 0x1F169) ||
+         (cp >= 0x1F170 && cp <= 0x1F189);
+}
+
 uint16_t compute_class(char32_t cp) {
   const auto* prop = utf8proc_get_property(static_cast<utf8proc_int32_t>(cp));
   uint16_t c = 0;
@@ -113,6 +120,9 @@ uint16_t compute_class(char32_t cp) {
   }
   if (is_white_space_property(cp)) c |= kWhitespace;
   if (is_bert_cjk(cp)) c |= kCjk;
+  if ((c & (kLetter | kMark)) || prop->category == UTF8PROC_CATEGORY_ND || prop->category == UTF8PROC_CATEGORY_NL ||
+      prop->category == UTF8PROC_CATEGORY_PC || cp == 0x200C || cp == 0x200D || is_other_alphabetic_symbol(cp))
+    c |= kWord;
   const bool hangul_vt = (cp >= 0x1161 && cp <= 0x1175) || (cp >= 0x11A8 && cp <= 0x11C2);
   if (prop->combining_class != 0 || (c & kMark) || hangul_vt) c |= kCombines;
   if (!(c & kCombines)) {

@@ -39,11 +39,13 @@ enum CharClass : uint16_t {
   kCjk = 1 << 7,         // the CJK ideograph blocks BERT isolates
   kNfcTrivial = 1 << 8,  // NFC leaves this code point alone and it never composes with a neighbour
   kCombines = 1 << 9,    // may compose with the code point before it (marks, Hangul V/T jamo)
+  kWord = 1 << 10,       // Rust regex \w (HF's single_word test): Alphabetic, M*, Nd, Pc, Join_Control
 };
 uint16_t char_class(char32_t cp);
 inline bool is_letter(char32_t cp) { return char_class(cp) & kLetter; }
 inline bool is_number(char32_t cp) { return char_class(cp) & kNumber; }
 inline bool is_space(char32_t cp) { return char_class(cp) & kWhitespace; }
+inline bool is_word_char(char32_t cp) { return char_class(cp) & kWord; }
 
 // Simple lowercase mapping, except U+0130 which lowercases to "i" + U+0307 as Rust's
 // char::to_lowercase does (HF normalizers are Rust). Appends UTF-8 to out.

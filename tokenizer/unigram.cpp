@@ -13,7 +13,6 @@
 namespace embed::tok {
 namespace {
 
-constexpr std::string_view kSpace = "\xE2\x96\x81";
 constexpr double kUnkPenalty = 10.0;
 
 class Unigram final : public Model {
@@ -24,6 +23,7 @@ class Unigram final : public Model {
     if (!v_.precompiled_charsmap.empty()) charsmap_ = Charsmap(v_.precompiled_charsmap);
     double min_score = std::numeric_limits<double>::max();
     for (size_t i = 0; i < v_.size(); ++i) {
+      if (v_.added_flags[i] & kAddedOnly) continue;  // not in HF's Unigram model
       min_score = std::min(min_score, static_cast<double>(v_.scores[i]));
       max_piece_bytes_ = std::max(max_piece_bytes_, v_.pieces[i].size());
     }
@@ -31,7 +31,7 @@ class Unigram final : public Model {
     char buf[8];
     for (int b = 0; b < 256; ++b) {
       std::snprintf(buf, sizeof buf, "<0x%02X>", b);
-      const int32_t id = v_.find(buf);
+      const int32_t id = v_.find_in_model(buf);
       byte_id_[b] = (id >= 0 && v_.types[id] == TokenType::Byte) ? id : -1;
       byte_fallback_ = byte_fallback_ || byte_id_[b] >= 0;
     }
@@ -39,36 +39,22 @@ class Unigram final : public Model {
 
   void encode(std::string_view text, bool, std::vector<TokenSpan>& out) const override {
     NormString norm;
-    normalize(text, norm);
+    metaspace(text, norm);
     if (norm.s.empty()) return;
     // Metaspace split: a word starts at every U+2581 (merged with what follows).
     const std::string& s = norm.s;
     size_t start = 0;
-    for (size_t i = kSpace.size(); i <= s.size(); ++i) {
-      if (i == s.size() || s.compare(i, kSpace.size(), kSpace) == 0) {
+    for (size_t i = kMetaspace.size(); i <= s.size(); ++i) {
+      if (i == s.size() || s.compare(i, kMetaspace.size(), kMetaspace) == 0) {
         if (i > start) viterbi(norm, start, i, out);
         start = i;
-        if (i < s.size()) i += kSpace.size() - 1;
+        if (i < s.size()) i += kMetaspace.size() - 1;
       }
     }
   }
 
-  std::string decode(const std::vector<int32_t>& ids) const override {
-    std::string s;
-    for (int32_t id : ids) {
-      if (id < 0 || static_cast<size_t>(id) >= v_.size()) continue;
-      const std::string& p = v_.pieces[id];
-      for (size_t i = 0; i < p.size();) {
-        if (p.compare(i, 3, kSpace) == 0) s += ' ', i += 3;
-        else s += p[i++];
-      }
-    }
-    return s;
-  }
-
- private:
-  // Charsmap per grapheme (HF's Precompiled), collapse spaces, then Metaspace escaping.
-  void normalize(std::string_view text, NormString& out) const {
+  // HF's Precompiled normalizer per grapheme, then runs of spaces collapsed (remove_extra_whitespaces).
+  void normalize(std::string_view text, NormString& out) const override {
     NormString mapped;
     int32_t state = 0;
     char32_t prev = 0;
@@ -85,18 +71,43 @@ class Unigram final : public Model {
       i += n;
     }
     const std::string& m = mapped.s;
-    const bool prefix = v_.add_space_prefix && (m.empty() || m[0] != ' ');
-    if (m.empty()) return;
-    if (prefix) out.push_bytes(kSpace, mapped.src_begin[0], mapped.src_begin[0]);
     for (size_t k = 0; k < m.size(); ++k) {
-      if (m[k] != ' ') {
-        out.s.push_back(m[k]);
-        out.src_begin.push_back(mapped.src_begin[k]);
-        out.src_end.push_back(mapped.src_end[k]);
+      if (m[k] == ' ' && v_.remove_extra_whitespaces && k > 0 && m[k - 1] == ' ') continue;
+      out.s.push_back(m[k]);
+      out.src_begin.push_back(mapped.src_begin[k]);
+      out.src_end.push_back(mapped.src_end[k]);
+    }
+  }
+
+  std::string decode(const std::vector<int32_t>& ids) const override {
+    std::string s;
+    for (int32_t id : ids) {
+      if (id < 0 || static_cast<size_t>(id) >= v_.size()) continue;
+      const std::string& p = v_.pieces[id];
+      for (size_t i = 0; i < p.size();) {
+        if (p.compare(i, 3, kMetaspace) == 0) s += ' ', i += 3;
+        else s += p[i++];
+      }
+    }
+    return s;
+  }
+
+ private:
+  // The normalizer, then Metaspace: spaces -> U+2581 and the prefix (HF prepend_scheme "always").
+  void metaspace(std::string_view text, NormString& out) const {
+    NormString norm;
+    normalize(text, norm);
+    const std::string& m = norm.s;
+    if (m.empty()) return;
+    if (v_.add_space_prefix && m[0] != ' ') out.push_bytes(kMetaspace, norm.src_begin[0], norm.src_begin[0]);
+    for (size_t k = 0; k < m.size(); ++k) {
+      if (m[k] == ' ') {
+        out.push_bytes(kMetaspace, norm.src_begin[k], norm.src_end[k]);
         continue;
       }
-      if (v_.remove_extra_whitespaces && k > 0 && m[k - 1] == ' ') continue;
-      out.push_bytes(kSpace, mapped.src_begin[k], mapped.src_end[k]);
+      out.s.push_back(m[k]);
+      out.src_begin.push_back(norm.src_begin[k]);
+      out.src_end.push_back(norm.src_end[k]);
     }
   }
 
@@ -132,7 +143,7 @@ class Unigram final : public Model {
       const size_t clen = std::min(utf8_len(static_cast<unsigned char>(w[i])), n - i);
       bool single = false;
       for (size_t j = i + clen; j - i <= max_piece_bytes_;) {
-        const int32_t id = v_.find(w.substr(i, j - i));
+        const int32_t id = v_.find_in_model(w.substr(i, j - i));
         if (id >= 0) {
           single = single || j == i + clen;
           relax(i, j, best[i] + v_.scores[id], id);
@@ -152,7 +163,7 @@ class Unigram final : public Model {
       int32_t id = tok[pe];
       if (id == v_.unk) {  // fuse adjacent unknowns; HF then looks the fused text up again
         while (k + 1 < path.size() && tok[path[k + 1].second] == v_.unk) pe = path[++k].second;
-        id = v_.find(w.substr(pb, pe - pb));
+        id = v_.find_in_model(w.substr(pb, pe - pb));
         if (id < 0) id = v_.unk;
       }
       const uint32_t sb = norm.src_begin[b + pb], se = norm.src_end[b + pe - 1];

@@ -75,6 +75,22 @@ void read_arrays(const gguf::File& f, Vocab& v) {
   }
 }
 
+// Per-token attributes of added tokens; ids must name added tokens (control, user-defined, unknown).
+void read_added_flags(const gguf::File& f, Vocab& v) {
+  v.added_flags.assign(v.pieces.size(), 0);
+  for (const AddedFlagKey& k : kAddedFlagKeys) {
+    if (!f.has(k.key)) continue;
+    v.has_added_flags = true;
+    for (uint32_t id : f.get_array<uint32_t>(k.key)) {
+      if (id >= v.pieces.size() || !v.is_added(static_cast<int32_t>(id)))
+        fail(ErrorKind::Format, std::string(k.key) + " names token " + std::to_string(id) +
+                                    (id >= v.pieces.size() ? ", outside the vocabulary of " + std::to_string(v.pieces.size()) + " tokens"
+                                                           : ", which is not an added token (control, user-defined or unknown)"));
+      v.added_flags[id] |= k.flag;
+    }
+  }
+}
+
 }  // namespace
 
 Vocab Vocab::from_gguf(const gguf::File& f) {
@@ -84,6 +100,7 @@ Vocab Vocab::from_gguf(const gguf::File& f) {
   v.pre = f.get_or<std::string>("tokenizer.ggml.pre", "");
   set_family_defaults(v);
   read_arrays(f, v);
+  read_added_flags(f, v);
   v.ids.reserve(v.pieces.size());
   for (size_t i = 0; i < v.pieces.size(); ++i) v.ids.emplace(v.pieces[i], static_cast<int32_t>(i));
 

@@ -10,11 +10,31 @@ namespace embed::tok {
 namespace {
 
 constexpr size_t kMaxCharsPerWord = 100;  // HF WordPiece max_input_chars_per_word
-constexpr const char* kWordStart = "\xE2\x96\x81";
 
 bool is_bert_punct(char32_t c) {
   if (c < 0x80) return (c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) || (c >= 123 && c <= 126);
   return char_class(c) & kPunct;
+}
+
+// How BERT's clean_text and handle_chinese_chars see a code point.
+enum class BertChar { Space, Dropped, Cjk, Other };
+BertChar bert_char(char32_t cp) {
+  const uint16_t cls = char_class(cp);
+  if (cp == '\t' || cp == '\n' || cp == '\r' || (cls & kWhitespace)) return BertChar::Space;
+  if (cp == 0 || cp == kReplacementChar || (cls & kOther)) return BertChar::Dropped;
+  return (cls & kCjk) ? BertChar::Cjk : BertChar::Other;
+}
+
+// Calls f(cp, begin, end, kind) for every code point of valid UTF-8 `text` that clean_text keeps.
+template <class F>
+void for_each_kept_char(std::string_view text, F&& f) {
+  for (size_t i = 0; i < text.size();) {
+    char32_t cp;
+    const size_t n = decode_utf8(text, i, cp);
+    const BertChar kind = bert_char(cp);
+    if (kind != BertChar::Dropped) f(cp, static_cast<uint32_t>(i), static_cast<uint32_t>(i + n), kind);
+    i += n;
+  }
 }
 
 class WordPiece final : public Model {
@@ -26,24 +46,26 @@ class WordPiece final : public Model {
 
   void encode(std::string_view text, bool, std::vector<TokenSpan>& out) const override {
     NormString word;
-    size_t i = 0;
-    while (i < text.size()) {
-      char32_t cp;
-      const size_t n = decode_utf8(text, i, cp);
-      const uint32_t b = static_cast<uint32_t>(i), e = static_cast<uint32_t>(i + n);
-      i += n;
-      const uint16_t cls = char_class(cp);
-      const bool ws = cp == '\t' || cp == '\n' || cp == '\r' || (cls & kWhitespace);
-      if (!ws && (cp == 0 || cp == kReplacementChar || (cls & kOther))) continue;  // clean_text drops it
-      if (ws) {
-        flush(word, out);
-        continue;
-      }
-      if (cls & kCjk) flush(word, out);
+    for_each_kept_char(text, [&](char32_t cp, uint32_t b, uint32_t e, BertChar kind) {
+      if (kind != BertChar::Other) flush(word, out);  // whitespace ends a word; an ideograph is one
+      if (kind == BertChar::Space) return;
       append_normalized(cp, b, e, word, out);
-      if (cls & kCjk) flush(word, out);
-    }
+      if (kind == BertChar::Cjk) flush(word, out);
+    });
     flush(word, out);
+  }
+
+  // HF BertNormalizer: clean_text, spaces around CJK ideographs, strip_accents, lowercase.
+  // Inserted spaces have empty source ranges at the edges of their ideograph.
+  void normalize(std::string_view text, NormString& out) const override {
+    for_each_kept_char(text, [&](char32_t cp, uint32_t b, uint32_t e, BertChar kind) {
+      if (kind == BertChar::Space) return out.push(' ', b, e);
+      if (kind == BertChar::Cjk) out.push(' ', b, b);
+      char32_t parts[8];
+      const int np = fold_accents(cp, parts);
+      for (int k = 0; k < np; ++k) push_char(parts[k], b, e, out);
+      if (kind == BertChar::Cjk) out.push(' ', e, e);
+    });
   }
 
   std::string decode(const std::vector<int32_t>& ids) const override {
@@ -51,7 +73,7 @@ class WordPiece final : public Model {
     for (int32_t id : ids) {
       if (id < 0 || static_cast<size_t>(id) >= v_.size()) continue;
       const std::string& p = v_.pieces[id];
-      if (p.rfind(kWordStart, 0) == 0) {
+      if (p.rfind(kMetaspace, 0) == 0) {
         if (!s.empty()) s += ' ';
         s.append(p, 3);
       } else if (v_.types[id] == TokenType::Control) {
@@ -69,12 +91,9 @@ class WordPiece final : public Model {
   // becomes its own word.
   void append_normalized(char32_t cp, uint32_t b, uint32_t e, NormString& word, std::vector<TokenSpan>& out) const {
     char32_t parts[8];
-    int n = 1;
-    parts[0] = cp;
-    if (v_.strip_accents && cp >= 0x80) n = decompose_nfd(cp, parts);
+    const int n = fold_accents(cp, parts);
     for (int k = 0; k < n; ++k) {
       const char32_t c = parts[k];
-      if (v_.strip_accents && (char_class(c) & kMarkNonspacing)) continue;
       if (is_bert_punct(c)) {
         flush(word, out);
         push_char(c, b, e, word);
@@ -83,6 +102,20 @@ class WordPiece final : public Model {
         push_char(c, b, e, word);
       }
     }
+  }
+
+  // strip_accents: the code points left of cp's NFD after dropping nonspacing marks (or cp itself).
+  int fold_accents(char32_t cp, char32_t parts[8]) const {
+    if (!v_.strip_accents || cp < 0x80) {
+      parts[0] = cp;
+      return 1;
+    }
+    char32_t nfd[8];
+    const int n = decompose_nfd(cp, nfd);
+    int kept = 0;
+    for (int k = 0; k < n; ++k)
+      if (!(char_class(nfd[k]) & kMarkNonspacing)) parts[kept++] = nfd[k];
+    return kept;
   }
 
   void push_char(char32_t c, uint32_t b, uint32_t e, NormString& word) const {
@@ -108,9 +141,9 @@ class WordPiece final : public Model {
       while (end > start) {
         while (end < w.size() && (static_cast<unsigned char>(w[end]) & 0xC0) == 0x80) --end;  // char boundary
         if (end <= start) break;
-        key.assign(start == 0 ? kWordStart : "");
+        key.assign(start == 0 ? kMetaspace : std::string_view());
         key.append(w, start, end - start);
-        found = v_.find(key);
+        found = v_.find_in_model(key);
         if (found >= 0) break;
         --end;
       }

@@ -5,85 +5,94 @@
 #include "engine/arch/arch_common.h"
 
 namespace embed::arch {
-namespace {
 
-struct Layer {
-  blocks::AttentionWeights attn;
-  Tensor o, o_b, attn_norm, attn_norm_b, up, up_b, down, down_b, out_norm, out_norm_b;
-};
+const ArchSpec& bert_spec();  // the description, at the end of this file
+namespace {
 
 class Bert final : public Architecture {
  public:
   Bert(const gguf::File& f, WeightLoader& w) {
-    // ---- hparams ----
-    HParams hp(f, "bert");
-    const int64_t E = hp.count("embedding_length", 1, kMaxModelDim);
-    n_heads_ = static_cast<int>(hp.count("attention.head_count", 1, kMaxHeads));
-    if (E % n_heads_) fail(ErrorKind::Format, f.path() + ": bert.embedding_length is not a multiple of bert.attention.head_count");
-    d_head_ = static_cast<int>(E / n_heads_);
-    const int64_t F = hp.count("feed_forward_length", 1, 16 * kMaxModelDim);
-    eps_ = hp.real_or("attention.layer_norm_epsilon", 1e-12f);
-    info_.arch = "bert";
-    info_.d_model = E;
-    info_.n_layers = hp.count("block_count", 1, kMaxLayers);
-    info_.n_ctx_train = hp.count("context_length", 1, kMaxContext);
-    info_.causal = hp.flag_or("attention.causal", false);
-    info_.default_pooling = read_pooling(hp, Pooling::Mean);
-    info_.n_vocab = vocab_rows(f, "token_embd.weight", E);
+    p_ = read_params(f, bert_spec());
+    t_ = load_tensors(w, bert_spec(), p_);
+    fill_model_info(info_, bert_spec(), p_, t_, w, Pooling::Mean);
+    info_.causal = p_.causal;
     info_.rank_head = RankHead{PoolKind::First, Activation::Tanh, false};
-
-    // ---- weights ----
-    tok_embd_ = w.table("token_embd.weight", info_.n_vocab, E);
-    pos_embd_ = w.table("position_embd.weight", info_.n_ctx_train, E);
-    if (const gguf::TensorInfo* tt = f.find_tensor("token_types.weight"))
-      token_types_ = w.table("token_types.weight", std::clamp<int64_t>(tt->ne[1], 1, 16), E);
-    embd_norm_ = w.vector("token_embd_norm.weight", E);
-    embd_norm_b_ = w.vector("token_embd_norm.bias", E);
-    for (int64_t l = 0; l < info_.n_layers; l++) {
-      const std::string p = "blk." + std::to_string(l) + ".";
-      Layer L;
-      L.attn = load_qkv(w, p, E, E, E, /*biases=*/true);
-      L.o = w.matrix(p + "attn_output.weight", E, E);
-      L.o_b = w.optional_vector(p + "attn_output.bias", E);
-      L.attn_norm = w.vector(p + "attn_output_norm.weight", E);
-      L.attn_norm_b = w.vector(p + "attn_output_norm.bias", E);
-      L.up = w.matrix(p + "ffn_up.weight", F, E);
-      L.up_b = w.optional_vector(p + "ffn_up.bias", F);
-      L.down = w.matrix(p + "ffn_down.weight", E, F);
-      L.down_b = w.optional_vector(p + "ffn_down.bias", E);
-      L.out_norm = w.vector(p + "layer_output_norm.weight", E);
-      L.out_norm_b = w.vector(p + "layer_output_norm.bias", E);
-      layers_.push_back(L);
-    }
-    load_rank_head(w, info_);
   }
 
   void forward(ForwardPass& fp, Tensor x) const override {
     const BatchView& b = fp.batch;
-    ops::gather(fp, tok_embd_, b.ids, x);
-    if (!token_types_.empty()) ops::gather(fp, token_types_, b.type_ids, x, 1.0f, /*accumulate=*/true);
-    ops::gather(fp, pos_embd_, b.positions, x, 1.0f, /*accumulate=*/true);
-    ops::layer_norm(fp, x, embd_norm_, embd_norm_b_, x, eps_);
-    const ops::AttentionSpec spec{n_heads_, n_heads_, d_head_, 1.0f / std::sqrt(static_cast<float>(d_head_)), info_.causal};
-    for (const Layer& L : layers_) {
+    const float eps = p_.norm_eps;
+    ops::gather(fp, t_.token_embd, b.ids, x);
+    if (!t_.token_types.empty()) ops::gather(fp, t_.token_types, b.type_ids, x, 1.0f, /*accumulate=*/true);
+    ops::gather(fp, t_.position_embd, b.positions, x, 1.0f, /*accumulate=*/true);
+    ops::layer_norm(fp, x, t_.token_embd_norm, t_.token_embd_norm_b, x, eps);
+    const int n_heads = static_cast<int>(p_.n_heads), d_head = static_cast<int>(p_.d_head);
+    const ops::AttentionSpec spec{n_heads, n_heads, d_head, 1.0f / std::sqrt(static_cast<float>(d_head)), info_.causal};
+    for (const LayerTensors& L : t_.layers) {
       Workspace::Scope scope(fp.ws);
-      const Tensor a = blocks::self_attention(fp, x, L.attn, spec, /*rope=*/nullptr, 0.0f);
-      ops::linear(fp, a, L.o, L.o_b, x, /*accumulate=*/true);  // x = x + attn . Wo + bo
-      ops::layer_norm(fp, x, L.attn_norm, L.attn_norm_b, x, eps_);
-      blocks::mlp(fp, x, L.up, L.up_b, L.down, L.down_b, Activation::GeluErf, x, /*accumulate=*/true);
-      ops::layer_norm(fp, x, L.out_norm, L.out_norm_b, x, eps_);
+      const Tensor a = blocks::self_attention(fp, x, L, spec, /*rope=*/nullptr, 0.0f);
+      ops::linear(fp, a, L.attn_output, L.attn_output_b, x, /*accumulate=*/true);  // x = x + attn . Wo + bo
+      ops::layer_norm(fp, x, L.attn_output_norm, L.attn_output_norm_b, x, eps);
+      blocks::mlp(fp, x, L.ffn_up, L.ffn_up_b, L.ffn_down, L.ffn_down_b, Activation::GeluErf, x, /*accumulate=*/true);
+      ops::layer_norm(fp, x, L.layer_output_norm, L.layer_output_norm_b, x, eps);
     }
   }
 
  private:
-  int n_heads_ = 0, d_head_ = 0;
-  float eps_ = 1e-12f;
-  Tensor tok_embd_, pos_embd_, token_types_, embd_norm_, embd_norm_b_;
-  std::vector<Layer> layers_;
+  ArchParams p_;
+  ModelTensors t_;
 };
 
 }  // namespace
 
-std::unique_ptr<Architecture> create_bert(const gguf::File& f, WeightLoader& w) { return std::make_unique<Bert>(f, w); }
+// ---- description: keys, weights, HF names ----
+const ArchSpec& bert_spec() {
+  static const ArchSpec spec = [] {
+    ArchSpec s;
+    s.name = "bert";
+    s.hf_classes = {"BertModel", "BertForMaskedLM", "BertForSequenceClassification"};
+    s.hparams = core_keys();
+    append(s.hparams, {
+        {.key = "attention.layer_norm_epsilon", .field = &ArchParams::norm_eps, .required = false, .fallback = 1e-12,
+         .hf = "layer_norm_eps", .write = Write::IfInConfig},
+        {.key = "attention.causal", .field = &ArchParams::causal, .required = false, .fallback = 0, .hf = "@false"},
+    });
+    using L = LayerTensors;
+    using M = ModelTensors;
+    const std::string e = "embeddings.", b = "encoder.layer.{L}.";
+    s.weights = {
+        table("token_embd.weight", Dim::Vocab, Dim::DModel, &M::token_embd, e + "word_embeddings.weight"),
+        table("token_types.weight", Dim::Types, Dim::DModel, &M::token_types, e + "token_type_embeddings.weight").optional(),
+        table("position_embd.weight", Dim::Ctx, Dim::DModel, &M::position_embd, e + "position_embeddings.weight"),
+        vector("token_embd_norm.weight", Dim::DModel, &M::token_embd_norm, e + "LayerNorm.weight"),
+        vector("token_embd_norm.bias", Dim::DModel, &M::token_embd_norm_b, e + "LayerNorm.bias"),
+        matrix("blk.{L}.attn_q.weight", Dim::QRows, Dim::DModel, &L::q, b + "attention.self.query.weight"),
+        vector("blk.{L}.attn_q.bias", Dim::QRows, &L::q_b, b + "attention.self.query.bias"),
+        matrix("blk.{L}.attn_k.weight", Dim::KVRows, Dim::DModel, &L::k, b + "attention.self.key.weight"),
+        vector("blk.{L}.attn_k.bias", Dim::KVRows, &L::k_b, b + "attention.self.key.bias"),
+        matrix("blk.{L}.attn_v.weight", Dim::KVRows, Dim::DModel, &L::v, b + "attention.self.value.weight"),
+        vector("blk.{L}.attn_v.bias", Dim::KVRows, &L::v_b, b + "attention.self.value.bias"),
+        matrix("blk.{L}.attn_output.weight", Dim::DModel, Dim::QRows, &L::attn_output, b + "attention.output.dense.weight"),
+        vector("blk.{L}.attn_output.bias", Dim::DModel, &L::attn_output_b, b + "attention.output.dense.bias").optional(),
+        vector("blk.{L}.attn_output_norm.weight", Dim::DModel, &L::attn_output_norm, b + "attention.output.LayerNorm.weight"),
+        vector("blk.{L}.attn_output_norm.bias", Dim::DModel, &L::attn_output_norm_b, b + "attention.output.LayerNorm.bias"),
+        matrix("blk.{L}.ffn_up.weight", Dim::DFF, Dim::DModel, &L::ffn_up, b + "intermediate.dense.weight"),
+        vector("blk.{L}.ffn_up.bias", Dim::DFF, &L::ffn_up_b, b + "intermediate.dense.bias").optional(),
+        matrix("blk.{L}.ffn_down.weight", Dim::DModel, Dim::DFF, &L::ffn_down, b + "output.dense.weight"),
+        vector("blk.{L}.ffn_down.bias", Dim::DModel, &L::ffn_down_b, b + "output.dense.bias").optional(),
+        vector("blk.{L}.layer_output_norm.weight", Dim::DModel, &L::layer_output_norm, b + "output.LayerNorm.weight"),
+        vector("blk.{L}.layer_output_norm.bias", Dim::DModel, &L::layer_output_norm_b, b + "output.LayerNorm.bias"),
+    };
+    // BertForSequenceClassification: logits = classifier(tanh(pooler.dense(h[CLS]))), which is
+    // llama.cpp's RANK head: cls (dense + tanh), then cls.output.
+    append(s.weights, rank_head_weights("pooler.dense", "classifier"));
+    s.hf_prefixes = {"bert."};
+    s.hf_skip = {"embeddings.position_ids", "cls.predictions.*", "cls.seq_relationship.*"};  // MLM / NSP pretraining heads
+    s.hf_checks = {{"position_embedding_type", "\"absolute\""}};
+    s.create = [](const gguf::File& f, WeightLoader& w) -> std::unique_ptr<Architecture> { return std::make_unique<Bert>(f, w); };
+    return s;
+  }();
+  return spec;
+}
 
 }  // namespace embed::arch

@@ -7,31 +7,43 @@
 #include "engine/arch/gemma_family.h"
 
 namespace embed::arch {
+
+const ArchSpec& gemma3_spec();  // the description, at the end of this file
 namespace {
 
 class Gemma3 final : public Architecture {
  public:
   Gemma3(const gguf::File& f, WeightLoader& w) {
-    dims_ = read_gemma_dims(f, "gemma3", info_);
+    p_ = read_params(f, gemma3_spec());
+    t_ = load_tensors(w, gemma3_spec(), p_);
+    dims_ = gemma_dims(f, "gemma3", p_);
+    fill_model_info(info_, gemma3_spec(), p_, t_, w, Pooling::Mean);
     info_.causal = true;
-    info_.default_pooling = read_pooling(HParams(f, "gemma3"), Pooling::Mean);
     info_.rank_head = RankHead{PoolKind::Last, Activation::Tanh, false};
-    weights_ = load_gemma_weights(w, dims_);
-    load_rank_head(w, info_);
   }
 
   void forward(ForwardPass& fp, Tensor x) const override {
     // Standard (one-sided) window: query i sees keys j with i - n_swa < j <= i.
-    gemma_forward(fp, weights_, dims_, /*causal=*/true, /*window_left=*/dims_.n_swa - 1, /*window_right=*/-1, x);
+    gemma_forward(fp, t_, p_, dims_, /*causal=*/true, /*window_left=*/static_cast<int>(p_.n_swa) - 1, /*window_right=*/-1, x);
   }
 
  private:
+  ArchParams p_;
+  ModelTensors t_;
   GemmaDims dims_;
-  GemmaWeights weights_;
 };
 
 }  // namespace
 
-std::unique_ptr<Architecture> create_gemma3(const gguf::File& f, WeightLoader& w) { return std::make_unique<Gemma3>(f, w); }
+const ArchSpec& gemma3_spec() {
+  static const ArchSpec spec = [] {
+    ArchSpec s = gemma_spec("gemma3", {"Gemma3ForCausalLM"});
+    append(s.weights, rank_head_weights("", ""));
+    s.hf_checks.push_back({"use_bidirectional_attention", "false"});
+    s.create = [](const gguf::File& f, WeightLoader& w) -> std::unique_ptr<Architecture> { return std::make_unique<Gemma3>(f, w); };
+    return s;
+  }();
+  return spec;
+}
 
 }  // namespace embed::arch

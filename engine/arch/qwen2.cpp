@@ -4,10 +4,17 @@
 
 namespace embed::arch {
 
-std::unique_ptr<Architecture> create_qwen2(const gguf::File& f, WeightLoader& w) {
-  return create_decoder(f, w,
-                        DecoderRecipe{"qwen2", RopeMode::Neox, /*qkv_biases=*/true, /*qk_norm=*/false,
-                                      RankHead{PoolKind::Last, Activation::Tanh, /*softmax=*/false}});
+const ArchSpec& qwen2_spec();  // the description, at the end of this file
+
+const ArchSpec& qwen2_spec() {
+  static const ArchSpec spec = [] {
+    ArchSpec s = decoder_spec("qwen2", {"Qwen2Model", "Qwen2ForCausalLM"}, /*qkv_bias=*/true, Fold::None, Fold::None);
+    s.create = [](const gguf::File& f, WeightLoader& w) {
+      return create_decoder(f, w, qwen2_spec(), DecoderRecipe{RopeMode::Neox, RankHead{PoolKind::Last, Activation::Tanh, false}});
+    };
+    return s;
+  }();
+  return spec;
 }
 
 }  // namespace embed::arch

@@ -1,40 +1,42 @@
-// general.architecture -> factory. Adding an architecture: one line here plus its file.
-#include <cstring>
-
+// general.architecture -> description (engine/arch/spec.h). Adding an architecture: one line in
+// EMBED_ARCHITECTURES plus its file.
 #include "engine/arch/arch_common.h"
 
+// One line per architecture: its description function, defined in engine/arch/<name>.cpp.
+#define EMBED_ARCHITECTURES(X) \
+  X(bert_spec)                 \
+  X(qwen2_spec)                \
+  X(qwen3_spec)                \
+  X(llama_spec)                \
+  X(gemma3_spec)               \
+  X(gemma_embedding_spec)
+
 namespace embed {
-namespace {
+namespace arch {
 
-struct Entry {
-  const char* name;
-  std::unique_ptr<Architecture> (*factory)(const gguf::File&, WeightLoader&);
-};
+#define EMBED_DECLARE_SPEC(fn) const ArchSpec& fn();
+EMBED_ARCHITECTURES(EMBED_DECLARE_SPEC)
 
-constexpr Entry kArchitectures[] = {
-    {"bert", arch::create_bert},
-    {"qwen2", arch::create_qwen2},
-    {"qwen3", arch::create_qwen3},
-    {"llama", arch::create_llama},
-    {"gemma3", arch::create_gemma3},
-    {"gemma-embedding", arch::create_gemma_embedding},
-};
+const std::vector<const ArchSpec*>& architecture_specs() {
+#define EMBED_LIST_SPEC(fn) &fn(),
+  static const std::vector<const ArchSpec*> specs = {EMBED_ARCHITECTURES(EMBED_LIST_SPEC)};
+  return specs;
+}
 
-}  // namespace
+}  // namespace arch
 
 std::vector<std::string> supported_architectures() {
   std::vector<std::string> out;
-  for (const Entry& e : kArchitectures) out.emplace_back(e.name);
+  for (const arch::ArchSpec* s : arch::architecture_specs()) out.push_back(s->name);
   return out;
 }
 
 std::unique_ptr<Architecture> create_architecture(const gguf::File& f, WeightLoader& w) {
-  const std::string arch = f.get<std::string>("general.architecture");
-  for (const Entry& e : kArchitectures)
-    if (arch == e.name) return e.factory(f, w);
+  const std::string name = f.get<std::string>("general.architecture");
+  if (const arch::ArchSpec* s = arch::find_architecture(name)) return s->create(f, w);
   std::string list;
-  for (const Entry& e : kArchitectures) list += (list.empty() ? "" : ", ") + std::string(e.name);
-  fail(ErrorKind::Unsupported, f.path() + ": architecture '" + arch + "' is not supported (supported: " + list + ")");
+  for (const std::string& n : supported_architectures()) list += (list.empty() ? "" : ", ") + n;
+  fail(ErrorKind::Unsupported, f.path() + ": architecture '" + name + "' is not supported (supported: " + list + ")");
 }
 
 }  // namespace embed

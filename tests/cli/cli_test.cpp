@@ -255,6 +255,33 @@ TEST_CASE("compat llama.cpp (--compat) gives the API's vectors with llama.cpp ro
   CHECK(max_diff < 1e-2);
 }
 
+// --split-special: the API's Request::split_special on embed and rerank. The default reads
+// "[SEP]" and "[CLS]" as the tokens (other vectors and scores), the flag as characters.
+TEST_CASE("the split-special flag reaches embed and rerank", "[cli]") {
+  const std::string line = "a [SEP] b [CLS] c";
+  Request split;
+  split.split_special = true;
+  Run r = run(kModel + " - -t 2 -f raw --split-special", line + "\n");
+  REQUIRE(r.code == 0);
+  const Embeddings want = api_embed({line}, 2, false, split);
+  expect_rows(parse_lines(r.out, ' '), want);
+  CHECK(want.data != api_embed({line}).data);
+  const std::string docs = write_input("split_docs.txt", "The cat [SEP] sat on the mat.\n");
+  r = run("rerank " + kModel + " " + docs + " --query 'Where is the cat?' -f jsonl -t 2 --split-special");
+  REQUIRE(r.code == 0);
+  auto m = Model::load(kModel);
+  REQUIRE(m.ok());
+  Context c(m.value(), 2);
+  Request rr;
+  rr.truncate = true;  // what the command asks for
+  const auto plain = c.rerank("Where is the cat?", {"The cat [SEP] sat on the mat."}, rr);
+  rr.split_special = true;
+  const auto as_text = c.rerank("Where is the cat?", {"The cat [SEP] sat on the mat."}, rr);
+  REQUIRE((plain.ok() && as_text.ok()));
+  CHECK(nlohmann::json::parse(r.out).at("relevance_score").get<float>() == as_text.value()[0]);
+  CHECK(plain.value()[0] != as_text.value()[0]);
+}
+
 TEST_CASE("rerank prints documents best first with the model's scores", "[cli]") {
   const std::string docs = write_input("docs.txt", "The cat sat on the mat.\nStocks fell sharply.\nA kitten sleeps.\n");
   const Run r = run("rerank " + kModel + " " + docs + " --query 'Where is the cat?' -f jsonl -t 2");

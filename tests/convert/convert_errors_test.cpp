@@ -79,8 +79,9 @@ TEST_CASE("convert: config.json problems are named", "[convert]") {
     edit_config(dir, [](nlohmann::json& c) { c["architectures"] = {"GPT2LMHeadModel"}; });
     const Error e = convert_error(dir);
     CHECK(e.kind() == ErrorKind::Unsupported);
-    CHECK_THAT(e.what(), Catch::Contains("'GPT2LMHeadModel'") && Catch::Contains("BertModel") &&
-                             Catch::Contains("Qwen3Model") && Catch::Contains("LlamaForCausalLM"));
+    CHECK_THAT(e.what(), Catch::Contains("'GPT2LMHeadModel'") && Catch::Contains("BertModel") && Catch::Contains("Qwen3Model") &&
+                             Catch::Contains("LlamaForCausalLM") && Catch::Contains("Gemma3TextModel") &&
+                             Catch::Contains("Gemma3ForCausalLM"));
   }
   SECTION("malformed JSON") {
     write_text(dir / "config.json", "{\"architectures\": [\"Qwen3Model\"");
@@ -132,13 +133,91 @@ TEST_CASE("convert: sentence-transformers modules GGUF cannot express are refuse
     write_json(dir / "1_Pooling" / "config.json", p);
     CHECK_THAT(convert_error(dir).what(), Catch::Contains("'mean'") && Catch::Contains("'cls'"));
   }
-  SECTION("a Dense module") {
+  SECTION("a Dense module before pooling") {
     nlohmann::json m = read_json(dir / "modules.json");
-    m.push_back({{"idx", 3}, {"name", "3"}, {"path", "3_Dense"}, {"type", "sentence_transformers.models.Dense"}});
+    m.insert(m.begin() + 1, nlohmann::json::object({{"idx", 1}, {"name", "1"}, {"path", "1_Dense"}, {"type", "sentence_transformers.models.Dense"}}));
     write_json(dir / "modules.json", m);
     const Error e = convert_error(dir);
     CHECK(e.kind() == ErrorKind::Unsupported);
-    CHECK_THAT(e.what(), Catch::Contains("sentence_transformers.models.Dense"));
+    CHECK_THAT(e.what(), Catch::Contains("1_Dense") && Catch::Contains("before pooling"));
+  }
+  SECTION("a module after Normalize") {
+    nlohmann::json m = read_json(dir / "modules.json");
+    m.push_back({{"idx", 3}, {"name", "3"}, {"path", "3_Dense"}, {"type", "sentence_transformers.models.Dense"}});
+    write_json(dir / "modules.json", m);
+    CHECK_THAT(convert_error(dir).what(), Catch::Contains("sentence_transformers.models.Dense") && Catch::Contains("after Normalize"));
+  }
+}
+
+TEST_CASE("convert: Dense modules and prompts that cannot be converted are named", "[convert]") {
+  ScratchDir scratch;
+  const fs::path dir = copy_fixture(scratch, "embeddinggemma-tiny");
+  SECTION("a Dense config missing") {
+    fs::remove(dir / "3_Dense" / "config.json");
+    const Error e = convert_error(dir);
+    CHECK(e.kind() == ErrorKind::InvalidArgument);
+    CHECK_THAT(e.what(), Catch::Contains("3_Dense/config.json") && Catch::Contains("missing"));
+  }
+  SECTION("a Dense activation the engine does not have") {
+    nlohmann::json c = read_json(dir / "2_Dense" / "config.json");
+    c["activation_function"] = "torch.nn.modules.activation.Sigmoid";
+    write_json(dir / "2_Dense" / "config.json", c);
+    const Error e = convert_error(dir);
+    CHECK(e.kind() == ErrorKind::Unsupported);
+    CHECK_THAT(e.what(), Catch::Contains("Sigmoid") && Catch::Contains("tanh"));
+  }
+  SECTION("Dense layers that do not chain") {
+    nlohmann::json c = read_json(dir / "3_Dense" / "config.json");
+    c["in_features"] = 64;
+    write_json(dir / "3_Dense" / "config.json", c);
+    CHECK_THAT(convert_error(dir).what(), Catch::Contains("3_Dense") && Catch::Contains("in_features 64"));
+  }
+  SECTION("Dense weights missing") {
+    fs::remove(dir / "2_Dense" / "model.safetensors");
+    CHECK_THAT(convert_error(dir).what(), Catch::Contains("2_Dense/model.safetensors") && Catch::Contains("missing"));
+  }
+  SECTION("a Dense weight of the wrong shape") {
+    nlohmann::json c = read_json(dir / "2_Dense" / "config.json");
+    c["out_features"] = 96;
+    write_json(dir / "2_Dense" / "config.json", c);
+    CHECK_THAT(convert_error(dir).what(), Catch::Contains("linear.weight") && Catch::Contains("[128, 32]"));
+  }
+  SECTION("a default prompt that is not a prompt") {
+    nlohmann::json c = read_json(dir / "config_sentence_transformers.json");
+    c["default_prompt_name"] = "retrieval";
+    write_json(dir / "config_sentence_transformers.json", c);
+    CHECK_THAT(convert_error(dir).what(), Catch::Contains("default_prompt_name 'retrieval'"));
+  }
+  SECTION("a prompt that is not text") {
+    nlohmann::json c = read_json(dir / "config_sentence_transformers.json");
+    c["prompts"]["query"] = 3;
+    write_json(dir / "config_sentence_transformers.json", c);
+    CHECK_THAT(convert_error(dir).what(), Catch::Contains("prompt 'query'"));
+  }
+}
+
+TEST_CASE("convert: Gemma settings the GGUF cannot express are refused", "[convert]") {
+  ScratchDir scratch;
+  const fs::path dir = copy_fixture(scratch, "embeddinggemma-tiny");
+  SECTION("causal attention under the bidirectional architecture") {
+    edit_config(dir, [](nlohmann::json& c) { c["use_bidirectional_attention"] = false; });
+    const Error e = convert_error(dir);
+    CHECK(e.kind() == ErrorKind::Unsupported);
+    CHECK_THAT(e.what(), Catch::Contains("use_bidirectional_attention") && Catch::Contains("gemma-embedding"));
+  }
+  SECTION("a query scale other than 1/sqrt(head_dim)") {
+    edit_config(dir, [](nlohmann::json& c) { c["query_pre_attn_scalar"] = 20; });
+    CHECK_THAT(convert_error(dir).what(), Catch::Contains("query_pre_attn_scalar = 20"));
+  }
+  SECTION("sliding layers that do not repeat") {
+    edit_config(dir, [](nlohmann::json& c) { c["layer_types"][3] = "full_attention"; });  // s s s f s f
+    CHECK_THAT(convert_error(dir).what(), Catch::Contains("layer_types") && Catch::Contains("layer 5"));
+  }
+  SECTION("a corrupt tokenizer.model") {
+    write_text(dir / "tokenizer.model", std::string("\x0a\xff\xff\xff\xff", 5));
+    const Error e = convert_error(dir);
+    CHECK(e.kind() == ErrorKind::Format);
+    CHECK_THAT(e.what(), Catch::Contains("tokenizer.model") && Catch::Contains("SentencePiece"));
   }
 }
 

@@ -9,10 +9,13 @@
 #include "tools/convert/convert.h"
 #include "tools/convert/safetensors.h"
 #include "convert_test_util.h"
+#include "tests/real_models.h"
 
 using namespace embed;
 using namespace embed::convert;
 using namespace embed::convert::testing;
+using embed::test::kMiniLmDir;
+using embed::test::real_model_path;
 
 namespace {
 
@@ -21,14 +24,6 @@ gguf::File convert_in_memory(const std::string& dir, OutType type) {
   o.model_dir = dir;
   o.type = type;
   return gguf::File::from_bytes(build_gguf(o).to_bytes(), dir);
-}
-
-// The MiniLM folder: EMBED_MINILM_DIR (tools/test.sh sets it) or the models.sh cache.
-std::string minilm_dir() {
-  if (const char* env = std::getenv("EMBED_MINILM_DIR")) return env;
-  const char* home = std::getenv("HOME");
-  const fs::path cached = fs::path(home ? home : "/") / ".cache/embed/models/all-MiniLM-L6-v2";
-  return fs::exists(cached / "model.safetensors") ? cached.string() : "";
 }
 
 void check_case(const std::string& case_name, const std::string& dir) {
@@ -68,21 +63,43 @@ TEST_CASE("llama converts as llama.cpp does (Q/K permuted for NORM rope)", "[con
   check_case("llama-tiny", (fixtures_dir() / "llama-tiny").string());
 }
 
+TEST_CASE("EmbeddingGemma converts as llama.cpp does, with its Dense layers", "[convert]") {
+  check_case("embeddinggemma-tiny", (fixtures_dir() / "embeddinggemma-tiny").string());
+}
+
+TEST_CASE("Gemma 3 causal LM converts as llama.cpp does", "[convert]") {
+  check_case("gemma3-tiny", (fixtures_dir() / "gemma3-tiny").string());
+}
+
+TEST_CASE("a BERT embedder's Dense layer keeps its bias and activation", "[convert]") {
+  check_case("bert-dense-tiny", (fixtures_dir() / "bert-dense-tiny").string());
+  const gguf::File f = convert_in_memory((fixtures_dir() / "bert-dense-tiny").string(), OutType::F32);
+  // 2_Dense/config.json: 32 -> 32, bias, torch.nn.modules.activation.Tanh.
+  CHECK(f.get<uint32_t>("bert.dense_2_feat_in") == 32);
+  CHECK(f.get<uint32_t>("bert.dense_2_feat_out") == 32);
+  CHECK(f.get<std::string>("bert.dense_2_activation") == "tanh");
+  REQUIRE(f.find_tensor("dense_2.bias") != nullptr);
+  CHECK(f.find_tensor("dense_2.bias")->type == gguf::TensorType::F32);
+}
+
+TEST_CASE("a Gemma layer pattern other than llama.cpp's default of 6 is written", "[convert]") {
+  ScratchDir scratch;
+  const fs::path dir = copy_fixture(scratch, "embeddinggemma-tiny");
+  nlohmann::json c = read_json(dir / "config.json");
+  for (int l = 0; l < 6; l++) c["layer_types"][l] = l % 3 == 2 ? "full_attention" : "sliding_attention";
+  write_json(dir / "config.json", c);
+  CHECK(convert_in_memory(dir.string(), OutType::F32).get<uint32_t>("gemma-embedding.attention.sliding_window_pattern") == 3);
+  CHECK_FALSE(convert_in_memory((fixtures_dir() / "embeddinggemma-tiny").string(), OutType::F32)
+                  .has("gemma-embedding.attention.sliding_window_pattern"));
+}
+
 TEST_CASE("all-MiniLM-L6-v2 converts as llama.cpp does, in every type", "[convert][minilm]") {
-  const std::string dir = minilm_dir();
-  if (dir.empty()) {
-    WARN("all-MiniLM-L6-v2 not found: set EMBED_MINILM_DIR (tools/models.sh minilm); skipped");
-    return;
-  }
+  const std::string dir = real_model_path(kMiniLmDir);
   check_case("minilm", dir);
 }
 
 TEST_CASE("all-MiniLM-L6-v2 GGUF holds what config.json and 1_Pooling say", "[convert][minilm]") {
-  const std::string dir = minilm_dir();
-  if (dir.empty()) {
-    WARN("all-MiniLM-L6-v2 not found: set EMBED_MINILM_DIR (tools/models.sh minilm); skipped");
-    return;
-  }
+  const std::string dir = real_model_path(kMiniLmDir);
   const gguf::File f = convert_in_memory(dir, OutType::Q8_0);
   // config.json: 6 layers, hidden 384, 12 heads, FFN 1536, 512 positions, 2 token types, eps 1e-12,
   // vocab 30522; 1_Pooling/config.json: mean tokens.

@@ -19,6 +19,7 @@
 
 #include "engine/runner.h"
 #include "tests/cuda/model_files.h"
+#include "tests/device_skip.h"
 #include "tests/models/synthetic.h"
 
 using namespace embed;
@@ -112,7 +113,7 @@ BackendOptions cuda_options(bool f32_math) {
 TEST_CASE("every model gives the CPU's vectors on CUDA", "[cuda][models]") {
   std::string why;
   if (!backend_available(Device::Cuda, &why)) {
-    WARN("no CUDA device: skipped (" << why << ")");
+    EMBED_SKIP_NO_DEVICE("no CUDA device (" << why << ")");
     return;
   }
   std::vector<std::unique_ptr<TempFile>> temps;
@@ -143,7 +144,7 @@ TEST_CASE("every model gives the CPU's vectors on CUDA", "[cuda][models]") {
 TEST_CASE("a text's vector on CUDA does not depend on its batch", "[cuda][models][invariance]") {
   std::string why;
   if (!backend_available(Device::Cuda, &why)) {
-    WARN("no CUDA device: skipped (" << why << ")");
+    EMBED_SKIP_NO_DEVICE("no CUDA device (" << why << ")");
     return;
   }
   std::vector<std::unique_ptr<TempFile>> temps;

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <sstream>
+#include <stdexcept>
 
 #include "gguf/file.h"
 #include "gguf/fp16.h"
@@ -110,8 +111,12 @@ std::vector<std::string> env_models() {
     const char* value = std::getenv(var);
     if (!value) continue;
     std::stringstream list(value);
-    for (std::string path; std::getline(list, path, ':');)
-      if (!path.empty() && std::filesystem::is_regular_file(path)) out.push_back(path);
+    for (std::string path; std::getline(list, path, ':');) {
+      if (path.empty()) continue;
+      // Named but missing is an error, never a silently smaller test (tests/real_models.h).
+      if (!std::filesystem::is_regular_file(path)) throw std::runtime_error(std::string(var) + " names " + path + ", which does not exist");
+      out.push_back(path);
+    }
   }
   return out;
 }

@@ -7,6 +7,7 @@
 #if defined(EMBED_TEST_DEVICE_CUDA_EMULATED)
 #include "cuda/cuda_backend.h"
 #endif
+#include "tests/device_skip.h"
 
 namespace embed::test {
 
@@ -22,9 +23,10 @@ std::vector<BackendUnderTest> backends_under_test(int cpu_threads) {
   (void)cpu_threads;
   std::string why;
   if (!backend_available(Device::Cuda, &why)) {
-    static bool warned = false;
+    static bool warned = false;  // printed once, recorded in every test case (tests/device_skip.h)
     if (!warned) WARN("no CUDA device: skipped (" << why << ")");
     warned = true;
+    SUCCEED("no CUDA device: skipped (" << why << ")");
     return out;
   }
   BackendOptions o;
@@ -55,6 +57,13 @@ std::vector<BackendUnderTest> backends_under_test(int cpu_threads) {
     }
     out.push_back(std::move(b));
     if (isa == CpuIsa::Amx) {
+      o.compute_type = ComputeType::Int8;
+      BackendUnderTest i8{"cpu-amx-int8", create_backend(o)};
+      i8.product_rel_error = 3 * std::ldexp(1.0, -16);  // float weights and attention: as cpu-amx
+      i8.products_per_term = 3;
+      i8.nmse_ceiling = 1e-9;
+      i8.quantizes_activations = true;
+      out.push_back(std::move(i8));
       o.compute_type = ComputeType::BF16;
       // One product of bf16-rounded operands: each rounding errs by at most 2^-8.
       BackendUnderTest bf{"cpu-amx-bf16", create_backend(o)};
@@ -76,7 +85,7 @@ std::unique_ptr<Backend> tensor_core_backend() {
 #elif defined(EMBED_TEST_DEVICE_CUDA)
   std::string why;
   if (!backend_available(Device::Cuda, &why)) {
-    WARN("no CUDA device: skipped (" << why << ")");
+    EMBED_SKIP_NO_DEVICE("no CUDA device (" << why << ")");
     return nullptr;
   }
   return create_backend(o);

@@ -44,6 +44,9 @@ struct BackendUnderTest {
   // systematic mistake (a dropped partial product, a misplaced tile) gives, well above the
   // arithmetic's random rounding.
   double nmse_ceiling = 1e-12;
+  // Compute type Int8: matmuls with block-quantized weights take activations quantized the way
+  // llama.cpp does (cpu/llama_cpp_rounding.h) and multiply them exactly in integers.
+  bool quantizes_activations = false;
 };
 
 // Worst-case |error| of a sum of k products with sum |x*y| = abs_sum on `b`, f32 accumulation

@@ -23,7 +23,10 @@ TEST_CASE("every kernel level this CPU has is under test", "[kernels][isa]") {
     CHECK(tested == cpuinfo_supports(isa));
     required += cpuinfo_supports(isa);
   }
-  if (cpuinfo_supports(CpuIsa::Amx)) CHECK(std::find(names.begin(), names.end(), "cpu-amx-bf16") != names.end());
+  if (cpuinfo_supports(CpuIsa::Amx)) {
+    CHECK(std::find(names.begin(), names.end(), "cpu-amx-bf16") != names.end());
+    CHECK(std::find(names.begin(), names.end(), "cpu-amx-int8") != names.end());
+  }
   INFO("levels under test: " << required);
   CHECK(names.size() >= static_cast<size_t>(required));
 }

@@ -4,6 +4,7 @@
 // split-bf16 or bf16 bound on AMX) and f32 vs double accumulation of k products:
 // |err| <= (product_rel_error + (products_per_term * k + 2) * eps_f32) * sum_p |x_p * w_p|
 // (+ the rounding of the bias and y terms); plus an NMSE ceiling per backend (harness.h).
+#include "cpu/llama_cpp_rounding.h"
 #include "cpu/ref/ref.h"
 #include "gguf/quants.h"
 #include "tests/kernels/harness.h"
@@ -14,19 +15,21 @@ using namespace embed::test;
 
 namespace {
 
-void check_matmul(DType wt, int64_t m, int64_t n, int64_t k, bool with_bias, bool accumulate, uint32_t seed) {
-  std::vector<float> x = random_floats(seed, static_cast<size_t>(m * k));
+// x_given: the activations (m x k) when the test chooses them; random ones otherwise.
+void check_matmul(DType wt, int64_t m, int64_t n, int64_t k, bool with_bias, bool accumulate, uint32_t seed,
+                  const std::vector<float>& x_given = {}) {
+  std::vector<float> x = x_given.empty() ? random_floats(seed, static_cast<size_t>(m * k)) : x_given;
   std::vector<uint8_t> w = random_rows(wt, n, k, seed + 1);
   std::vector<float> bias = random_floats(seed + 2, static_cast<size_t>(n));
   std::vector<float> y0 = random_floats(seed + 3, static_cast<size_t>(m * n));
   Tensor tw{w.data(), wt, Device::Cpu, n, k};
 
-  std::vector<float> want = y0;
+  std::vector<float> want_exact = y0;
   MatmulArgs ra;
   ra.x = host_tensor(x, m, k);
   ra.w = tw;
   if (with_bias) ra.bias = host_tensor(bias, 1, n);
-  ra.y = host_tensor(want, m, n);
+  ra.y = host_tensor(want_exact, m, n);
   ra.accumulate = accumulate;
   cpu::ref::matmul(ra);
 
@@ -44,7 +47,31 @@ void check_matmul(DType wt, int64_t m, int64_t n, int64_t k, bool with_bias, boo
     }
   }
 
+  // The int8 compute type's reference: the same weights times the activations rounded as
+  // llama.cpp rounds them (cpu/llama_cpp_rounding.h). Its integer sums are exact; per 32-block
+  // the scale, min and activation scale add at most 4 roundings, and k / 32 block terms are added:
+  // |err| <= (k / 32 + 6) eps sum |x_r w|.
+  const bool integer_weights = dtype_is_quantized(wt);
+  std::vector<float> want_int8 = y0, xr(x.size()), abs_sum_int8(static_cast<size_t>(m * n));
+  if (integer_weights) {
+    for (int64_t i = 0; i < m; i++) cpu::llama_cpp_round_activations(wt, x.data() + i * k, k, xr.data() + i * k);
+    MatmulArgs r8 = ra;
+    r8.x = host_tensor(xr, m, k);
+    r8.y = host_tensor(want_int8, m, n);
+    cpu::ref::matmul(r8);
+    for (int64_t j = 0; j < n; j++) {
+      gguf::dequantize_row(dtype_to_gguf(wt), w.data() + j * tw.row_bytes(), wrow.data(), k);
+      for (int64_t i = 0; i < m; i++) {
+        double s = 0;
+        for (int64_t p = 0; p < k; p++) s += std::fabs(xr[i * k + p] * wrow[p]);
+        abs_sum_int8[i * n + j] = static_cast<float>(s);
+      }
+    }
+  }
+
   for (auto& bt : backends_under_test()) {
+    const bool int8 = bt.quantizes_activations && integer_weights;
+    const std::vector<float>& want = int8 ? want_int8 : want_exact;
     DeviceArena arena(*bt.backend);
     MatmulArgs a;
     a.x = arena.upload(ra.x);
@@ -58,7 +85,8 @@ void check_matmul(DType wt, int64_t m, int64_t n, int64_t k, bool with_bias, boo
     const std::string what = bt.name + " matmul " + dtype_name(wt) + " m=" + std::to_string(m) + " n=" + std::to_string(n) +
                              " k=" + std::to_string(k) + " bias=" + std::to_string(with_bias) + " acc=" + std::to_string(accumulate);
     for (size_t i = 0; i < got.size(); i++) {
-      const double tol = product_sum_tolerance(bt, k, abs_sum[i]) + 2 * kF32Eps * extra[i] + 1e-30;
+      const double products = int8 ? (k / 32.0 + 6) * kF32Eps * abs_sum_int8[i] : product_sum_tolerance(bt, k, abs_sum[i]);
+      const double tol = products + 2 * kF32Eps * extra[i] + 1e-30;
       if (!(std::fabs(static_cast<double>(got[i]) - want[i]) <= tol))
         FAIL(what << ": element (" << i / n << ", " << i % n << ") got " << got[i] << " want " << want[i] << " tol " << tol);
     }
@@ -89,6 +117,26 @@ TEST_CASE("matmul matches the reference for every weight type and tail shape", "
         INFO("dtype " << dtype_name(wt) << " m=" << m << " n=" << n << " k=" << k);
         check_matmul(wt, m, n, k, (m + n) % 2 == 0, m == 7, seed++);
       }
+  }
+}
+
+TEST_CASE("int8 activation quantization: zero blocks, negative maxima and ties as llama.cpp rounds them", "[kernels][matmul]") {
+  // The AMX int8 level quantizes activations itself (16 lanes); its values must be the scalar
+  // llama.cpp-style quantizers' (the reference here) in the corner cases of their rules: an all-zero
+  // block (scale 0), a block whose largest magnitude is negative (Q8_K takes the sign of the first
+  // maximal element), +-max ties in either order, and tiny magnitudes.
+  const int64_t k = 512, m = 6;
+  std::vector<float> x = random_floats(7, static_cast<size_t>(m * k));
+  auto row = [&](int64_t r) { return x.begin() + r * k; };
+  std::fill(row(0), row(1), 0.0f);                        // row 0: all zero
+  std::fill(row(1), row(1) + 256, 0.0f);                  // row 1: first Q8_K block zero, so every Q8_0 block in it too
+  for (int64_t p = 0; p < k; p++) row(2)[p] = -std::fabs(row(2)[p]) - 0.5f;  // row 2: all negative
+  row(3)[5] = -4.0f, row(3)[77] = 4.0f, row(3)[300] = 4.0f, row(3)[301] = -4.0f;  // row 3: ties, both orders
+  for (int64_t p = 0; p < k; p++) row(4)[p] *= 1e-30f;    // row 4: tiny magnitudes
+  row(5)[31] = -100.0f, row(5)[256] = 100.0f;             // row 5: one outlier per block boundary
+  for (DType wt : {DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q6_K}) {
+    INFO("dtype " << dtype_name(wt));
+    check_matmul(wt, m, 24, k, false, false, 40, x);
   }
 }
 

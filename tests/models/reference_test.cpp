@@ -3,11 +3,17 @@
 // final hidden states of every token, and every pooled output the fixture has, cosine >= 0.99999
 // per case, each case run alone and all cases batched together. Prints the minimum cosine and
 // the maximum absolute difference per model and output (the numbers in the closing notes).
+// Also against llama.cpp's vectors from the same model.gguf (llamacpp_*.npy), within a bound
+// derived from the precision llama.cpp computes in.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 
+#include "cpu/isa.h"
 #include "engine/runner.h"
 #include "tests/models/fixtures.h"
 
@@ -107,4 +113,86 @@ TEST_CASE("tiny models match their reference implementation", "[models][referenc
     checked++;
   }
   CHECK(checked >= 5);  // bert-rank, qwen3, qwen3-rerank, qwen2, llama (and gemma when present)
+}
+
+namespace {
+
+// The relative error one layer may add between two evaluations of the same f32 weights: with f32
+// arithmetic only (SiLU models), Higham's dot-product bound n * 2^-24 for the longest inner
+// dimension n (the FFN width), plus what each of our products may err by on this CPU's kernel
+// level (AMX's f32-grade split-bf16 products: 3 * 2^-16, docs/kernels.md; f32 FMA: nothing more);
+// where llama.cpp evaluates GELU through its f16 table (BERT, Gemma) the activation is rounded to
+// f16 on the way in and out (2 * 2^-11) and BERT's erf GELU becomes the tanh form (|difference| <
+// 2^-11 for unit-size inputs): 2^-9 in all. Over L layers, to first order, the relative L2 error
+// stays under L * eps and 1 - cosine under (L * eps)^2 / 2.
+double layer_eps(const nlohmann::json& config) {
+  const bool gelu_table = config.value("hidden_act", "") == "gelu" || config.contains("hidden_activation");
+  if (gelu_table) return std::ldexp(1.0, -9);
+  const double product = cpu::resolve_isa(CpuIsa::Auto) == CpuIsa::Amx ? 3 * std::ldexp(1.0, -16) : 0.0;
+  return product + config.at("intermediate_size").get<double>() * std::ldexp(1.0, -24);
+}
+
+double rel_l2(const float* got, const float* want, int64_t n) {
+  double d = 0, w = 0;
+  for (int64_t i = 0; i < n; i++) d += (double(got[i]) - want[i]) * (double(got[i]) - want[i]), w += double(want[i]) * want[i];
+  return std::sqrt(d / w);
+}
+
+}  // namespace
+
+TEST_CASE("tiny models match llama.cpp's vectors within llama.cpp's precision", "[models][reference][llama.cpp]") {
+  int checked = 0;
+  for (const std::string& dir : fixture_dirs()) {
+    const Fixture f = load_fixture(dir);
+    if (!f.has("model.gguf")) continue;
+    std::ifstream in(dir + "/cases.json");
+    const nlohmann::json j = nlohmann::json::parse(in);
+    if (!j.contains("llamacpp")) continue;
+    SECTION(f.model) {
+      // Rows of llamacpp_*.npy are the cases llama.cpp could run (BERT pairs left out: llama.cpp
+      // feeds token type 0 everywhere).
+      const auto rows = j.at("llamacpp").at("cases").get<std::vector<size_t>>();
+      std::vector<SequenceInput> seqs;
+      for (size_t i : rows) seqs.push_back(SequenceInput{f.cases.at(i).ids, f.cases.at(i).type_ids, {}});
+      const double layers = j.at("config").at("num_hidden_layers").get<double>();
+      const double max_rel = layers * layer_eps(j.at("config")), min_cos = 1.0 - 0.5 * max_rel * max_rel;
+      BackendOptions bo;
+      bo.threads = 2;
+      Runner r(LoadedModel::load(dir + "/model.gguf", bo), 2);
+      int outputs = 0;
+      const std::map<std::string, Pooling> kinds = {{"pooled_mean", Pooling::Mean}, {"pooled_cls", Pooling::Cls},
+                                                    {"pooled_last", Pooling::Last}, {"scores_rank", Pooling::Rank}};
+      for (const auto& [name, p] : kinds) {
+        if (!f.has("llamacpp_" + name + ".npy")) continue;
+        const NpyArray want = f.npy("llamacpp_" + name + ".npy");
+        REQUIRE(want.rows() == static_cast<int64_t>(rows.size()));
+        PassOptions o;  // pooled rows as the model computes them (not normalized)
+        o.pooling = p;
+        const RunOutput out = r.run(seqs, o);
+        // Rank scores (the first output of each case: P(yes), or the logit) are compared as one
+        // vector over the cases; pooled outputs per case.
+        std::vector<float> got = out.pooled;
+        if (p == Pooling::Rank) {
+          got.clear();
+          for (size_t i = 0; i < rows.size(); i++) got.push_back(out.pooled[i * static_cast<size_t>(out.cols)]);
+        }
+        const int64_t n_vec = p == Pooling::Rank ? 1 : want.rows(), width = p == Pooling::Rank ? want.rows() : want.cols();
+        REQUIRE(static_cast<int64_t>(got.size()) == n_vec * width);
+        double worst_cos = 1.0, worst_rel = 0.0;
+        for (int64_t v = 0; v < n_vec; v++) {
+          worst_cos = std::min(worst_cos, cosine(got.data() + v * width, want.data.data() + v * width, width));
+          worst_rel = std::max(worst_rel, rel_l2(got.data() + v * width, want.data.data() + v * width, width));
+        }
+        std::printf("REFERENCE %-22s %-14s vs llama.cpp: min cosine %.12f  max relative L2 %.3g (bounds %.12f, %.3g)\n",
+                    f.model.c_str(), name.c_str(), worst_cos, worst_rel, min_cos, max_rel);
+        INFO(f.model << " " << name << " vs llama.cpp");
+        CHECK(worst_cos >= min_cos);
+        CHECK(worst_rel <= max_rel);
+        outputs++;
+      }
+      CHECK(outputs >= 1);
+    }
+    checked++;
+  }
+  CHECK(checked >= 6);  // every tiny fixture carries llama.cpp's vectors
 }

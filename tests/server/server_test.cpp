@@ -216,6 +216,30 @@ TEST_CASE("rerank routes answer the CLI's scores, best first, in TEI's and Jina'
   CHECK(alias.at("results").size() == 3);
 }
 
+// `embed serve --split-special`: every input's special-token text is plain text, as with the
+// CLI's --split-special (vectors bit for bit, /tokenize ids); without it "[SEP]" is the token.
+TEST_CASE("serve --split-special reads special-token text as text on every route", "[server]") {
+  const std::vector<std::string> lines = {"a [SEP] b [CLS] c", "[MASK] is here"};
+  ServerProcess s(kBert, {"--split-special"});
+  REQUIRE(s.running());
+  auto c = s.client();
+  const auto want = cli_rows(kBert, "--split-special", lines);
+  const json got = post(c, "/embed", {{"inputs", lines}});
+  REQUIRE(got.size() == want.size());
+  for (size_t i = 0; i < want.size(); i++) CHECK(floats(got[i]) == want[i]);
+  CHECK(cli_rows(kBert, "", lines) != want);
+  std::vector<int> ids;
+  std::istringstream in(cli("tokenize --split-special " + kBert, {lines[0]}, ""));
+  for (int id; in >> id;) ids.push_back(id);
+  const json t = post(c, "/tokenize", {{"inputs", {lines[0]}}});
+  REQUIRE(t[0].size() == ids.size());
+  for (size_t i = 0; i < ids.size(); i++) CHECK(t[0][i].at("id") == ids[i]);
+  // llama.cpp's route: parse_special defaults to false here, and true asks for the tokens.
+  CHECK(post(c, "/tokenize", {{"content", lines[0]}, {"add_special", true}}).at("tokens").get<std::vector<int>>() == ids);
+  CHECK(post(c, "/tokenize", {{"content", lines[0]}, {"add_special", true}, {"parse_special", true}}).at("tokens").get<std::vector<int>>() !=
+        ids);
+}
+
 TEST_CASE("tokenize, decode, info, models, metrics, openapi and health", "[server]") {
   ServerProcess s(kBert);
   REQUIRE(s.running());

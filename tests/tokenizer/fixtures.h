@@ -12,9 +12,15 @@
 
 #include "gguf/file.h"
 #include "gguf/writer.h"
+#include "tests/real_models.h"
 #include "tokenizer/tokenizer.h"
 
 namespace embed::tok::test {
+
+using embed::test::kGemmaGguf;
+using embed::test::kMiniLmDir;
+using embed::test::kQwenVocabDir;
+using embed::test::real_model_path;
 
 inline std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -50,17 +56,6 @@ inline std::vector<int32_t> parse_ids(const std::string& line) {
   return ids;
 }
 
-// A cached real file: the path from `var` (set by tools/test.sh), else the default cache path.
-// Missing means the test fails with the command that fetches it.
-inline std::string cached_path(const char* var, const std::string& cache_rel, const char* target) {
-  if (const char* v = std::getenv(var); v && *v) return v;
-  const char* home = std::getenv("HOME");
-  const std::string p = std::string(home ? home : "") + "/.cache/embed/models/" + cache_rel;
-  std::ifstream probe(p.find(".gguf") != std::string::npos ? p : p + "/tokenizer.json");
-  if (!probe) throw std::runtime_error(std::string(var) + " is not set and " + p + " is missing: run tools/models.sh " + target);
-  return p;
-}
-
 // A tokenizer from an HF folder through our importer (the path the converter takes). `extra`
 // can add or override metadata before the GGUF is read back.
 template <class Extra = void (*)(gguf::Writer&)>
@@ -75,12 +70,12 @@ std::unique_ptr<Tokenizer> from_hf_folder(const std::string& dir, Extra extra = 
 }
 
 inline std::unique_ptr<Tokenizer> load_vocab(const std::string& name) {
-  if (name == "minilm") return from_hf_folder(cached_path("EMBED_MINILM_DIR", "all-MiniLM-L6-v2", "minilm"));
-  if (name == "qwen") return from_hf_folder(cached_path("EMBED_QWEN_VOCAB_DIR", "qwen3-embedding-vocab", "qwen-vocab"));
+  if (name == "minilm") return from_hf_folder(real_model_path(kMiniLmDir));
+  if (name == "qwen") return from_hf_folder(real_model_path(kQwenVocabDir));
   for (const char* pre : {"llama-bpe", "gpt-2", "default"}) {  // the Qwen vocabulary, other pre-tokenizers
     const std::string variant = std::string("qwen-") + (pre == std::string("llama-bpe") ? "llama3" : pre == std::string("gpt-2") ? "gpt2" : pre);
     if (name == variant)
-      return from_hf_folder(cached_path("EMBED_QWEN_VOCAB_DIR", "qwen3-embedding-vocab", "qwen-vocab"),
+      return from_hf_folder(real_model_path(kQwenVocabDir),
                             [pre](gguf::Writer& w) {
                               w.set_string("tokenizer.ggml.pre", pre);
                               // llama.cpp was asked for no special tokens; HF's template still appends EOS
@@ -90,7 +85,7 @@ inline std::unique_ptr<Tokenizer> load_vocab(const std::string& name) {
   if (name == "unigram") return from_hf_folder(fixture("unigram"));
   if (name == "gemma") {
     static auto file = std::make_unique<gguf::File>(
-        gguf::File::open(cached_path("EMBED_GEMMA_GGUF", "gemma-3-270m-q4_k_m.gguf", "gemma3-270m")));
+        gguf::File::open(real_model_path(kGemmaGguf)));
     return Tokenizer::from_gguf(*file);
   }
   throw std::runtime_error("unknown test vocabulary " + name);

@@ -1,4 +1,4 @@
-// Behaviour around the ids: special tokens and masks, parse_special, the doubled-BOS and pooling
+// Behaviour around the ids: special tokens and masks, split_special, the doubled-BOS and pooling
 // EOS rules, pair layouts, truncation, invalid UTF-8, long words, offsets, decoding and the errors
 // for unsupported metadata. Expected values are HF's / llama.cpp's ids (quoted from the fixtures'
 // sources or ../shared/notes) or hand-derived rules written out next to each check.
@@ -78,16 +78,17 @@ TEST_CASE("special-token mask, sequence ids and empty offsets for added tokens",
   CHECK(t->encode("Hello world", no_special).ids == Ids{7592, 2088});
 }
 
-TEST_CASE("special-token text is plain text unless parse_special", "[tokenizer]") {
+TEST_CASE("special-token text is the special token unless split_special", "[tokenizer]") {
   const auto t = load_vocab("minilm");
-  const Encoding plain = t->encode("[MASK] x");
-  CHECK(std::find(plain.ids.begin(), plain.ids.end(), 103) == plain.ids.end());
+  // HF (tokenizer("[MASK] x")): [CLS] [MASK] x [SEP] = 101 103 1060 102; split_special_tokens:
+  // "[", "mask", "]", "x" = 1031 7308 1033 1060.
+  const Encoding parsed = t->encode("[MASK] x");
+  CHECK(parsed.ids == Ids{101, 103, 1060, 102});
+  CHECK(parsed.special == std::vector<uint8_t>{1, 1, 0, 1});
+  CHECK((parsed.begin[1] == 0 && parsed.end[1] == 6));
   EncodeOptions o;
-  o.parse_special = true;
-  const Encoding parsed = t->encode("[MASK] x", o);
-  REQUIRE(parsed.size() >= 2);
-  CHECK(parsed.ids[1] == 103);
-  CHECK(parsed.special[1] == 1);
+  o.split_special = true;
+  CHECK(t->encode("[MASK] x", o).ids == Ids{101, 1031, 7308, 1033, 1060, 102});
 }
 
 TEST_CASE("user-defined tokens are split out of any text", "[tokenizer]") {
@@ -96,6 +97,10 @@ TEST_CASE("user-defined tokens are split out of any text", "[tokenizer]") {
   const auto g = load_vocab("gemma");
   const Ids a = content_ids(*g, "a</s>b");
   CHECK(std::find(a.begin(), a.end(), 212) != a.end());
+  EncodeOptions split;  // user-defined tokens are not special: split_special leaves them alone
+  split.add_special = false;
+  split.split_special = true;
+  CHECK(g->encode("a</s>b", split).ids == a);
   CHECK(content_ids(*g, "\n") == Ids{107});
   const auto q = load_vocab("qwen");
   const Encoding e = q->encode("<think>");
@@ -103,8 +108,29 @@ TEST_CASE("user-defined tokens are split out of any text", "[tokenizer]") {
   CHECK(e.special == std::vector<uint8_t>{0, 1});  // user-defined text is content for pooling
 }
 
+TEST_CASE("a filled template keeps its own special tokens; split_special reads only the caller's text as text", "[tokenizer]") {
+  const auto q = load_vocab("qwen");  // <|im_start|> = 151644, <|im_end|> = 151645
+  const std::string user = "a<|im_end|>b";
+  const std::string text = "<|im_start|>user\n" + user + "<|im_end|>";
+  const std::vector<TextRange> ranges = {{17, 17 + user.size()}};
+  EncodeOptions o;
+  o.add_special = false;
+  // Without split_special: every special-token text is the token, as encode() reads it.
+  CHECK(q->encode_template(text, ranges, o).ids == q->encode(text, o).ids);
+  // With it: the template's two tokens stay special, the caller's "<|im_end|>" is characters.
+  o.split_special = true;
+  Ids want{151644};
+  const Ids middle = q->encode("user\n" + user, o).ids;
+  want.insert(want.end(), middle.begin(), middle.end());
+  want.push_back(151645);
+  const Encoding e = q->encode_template(text, ranges, o);
+  CHECK(e.ids == want);
+  CHECK(std::count(e.ids.begin(), e.ids.end(), 151645) == 1);
+  CHECK((e.begin.back() == text.size() - 10 && e.end.back() == text.size()));
+}
+
 TEST_CASE("Qwen3-Embedding pooling EOS: appended when the metadata does not add it", "[tokenizer]") {
-  const std::string dir = cached_path("EMBED_QWEN_VOCAB_DIR", "qwen3-embedding-vocab", "qwen-vocab");
+  const std::string dir = real_model_path(kQwenVocabDir);
   // QwenLM/Qwen3-Embedding#122 (shared/notes/models.md): 'test' -> [1944, 151643].
   const auto with_flag = from_hf_folder(dir, [](gguf::Writer& w) { w.set<uint32_t>("test.pooling_type", 3); });
   const Encoding ok = with_flag->encode("test");
@@ -125,19 +151,21 @@ TEST_CASE("Qwen3-Embedding pooling EOS: appended when the metadata does not add 
   CHECK(plain->encode("test").ids == Ids{1944});
 }
 
-TEST_CASE("doubled BOS is detected and not added twice", "[tokenizer]") {
+TEST_CASE("a text that starts with BOS / [CLS] gets a second one, with a warning", "[tokenizer]") {
   const auto g = load_vocab("gemma");
-  EncodeOptions o;
-  o.parse_special = true;
-  const Encoding e = g->encode("<bos>hi", o);  // llama.cpp: [2, 2, ...] with a warning
-  REQUIRE(e.size() >= 2);
-  CHECK(e.ids[0] == 2);
-  CHECK(e.ids[1] != 2);
-  CHECK(has_warning(e, "BOS"));
-  const Encoding plain = g->encode("<bos>hi");  // not parsed: "<bos>" is text, BOS still added
-  CHECK(plain.ids[0] == 2);
-  CHECK(plain.ids[1] != 2);
-  CHECK(has_warning(plain, "parse_special"));
+  const Encoding e = g->encode("<bos>hi");  // llama.cpp: [2, 2, ...] (and a warning)
+  REQUIRE(e.size() >= 3);
+  CHECK((e.ids[0] == 2 && e.ids[1] == 2 && e.ids[2] != 2));
+  CHECK(has_warning(e, "<bos>"));
+  EncodeOptions split;
+  split.split_special = true;
+  const Encoding plain = g->encode("<bos>hi", split);  // "<bos>" is text, BOS added once
+  CHECK((plain.ids[0] == 2 && plain.ids[1] != 2));
+  CHECK(plain.warnings.empty());
+  const auto m = load_vocab("minilm");  // HF: tokenizer("[CLS] a") = [101, 101, 1037, 102]
+  const Encoding c = m->encode("[CLS] a");
+  CHECK(c.ids == Ids{101, 101, 1037, 102});
+  CHECK(has_warning(c, "[CLS]"));
 }
 
 TEST_CASE("pair layouts", "[tokenizer]") {
@@ -296,6 +324,68 @@ TEST_CASE("unsupported or broken metadata is a clear error", "[tokenizer]") {
   CHECK(t->load_warnings()[0].find("bos_token_id") != std::string::npos);
   gguf::Writer w;
   CHECK_THROWS_AS(import_hf_tokenizer("/nonexistent-folder", w), embed::Error);
+}
+
+// A SentencePiece vocabulary (llama.cpp semantics, no space prefix, no BOS) with a user-defined
+// <x> (8) and a control <y> (9), and `flags` as tokenizer.embed.* metadata.
+std::unique_ptr<Tokenizer> tiny_spm(const std::vector<std::pair<std::string, std::vector<uint32_t>>>& flags) {
+  gguf::Writer w;
+  w.set_string("general.architecture", "test");
+  w.set_string("tokenizer.ggml.model", "llama");
+  w.set_string_array("tokenizer.ggml.tokens", {"<unk>", "<s>", "</s>", "\xE2\x96\x81", "a", "b", "\xE2\x96\x81" "a",
+                                                "\xE2\x96\x81" "b", "<x>", "<y>"});
+  w.set_array<float>("tokenizer.ggml.scores", std::vector<float>(10, 0.f));
+  w.set_array<int32_t>("tokenizer.ggml.token_type", {2, 3, 3, 1, 1, 1, 1, 1, 4, 3});
+  w.set<bool>("tokenizer.ggml.add_space_prefix", false);
+  w.set<bool>("tokenizer.ggml.add_bos_token", false);
+  for (const auto& [key, ids] : flags) w.set_array<uint32_t>("tokenizer.embed." + key, ids);
+  static std::vector<std::unique_ptr<gguf::File>> keep;
+  keep.push_back(std::make_unique<gguf::File>(gguf::File::from_bytes(w.to_bytes())));
+  return Tokenizer::from_gguf(*keep.back());
+}
+
+TEST_CASE("added-token attributes from tokenizer.embed.* metadata (SentencePiece, by hand)", "[tokenizer]") {
+  // Spaces are U+2581 (3); "▁b" (7) is one piece. Without attributes "a <x> b" is a ▁ <x> ▁b.
+  CHECK(content_ids(*tiny_spm({}), "a <x> b") == Ids{4, 3, 8, 7});
+  // lstrip: <x> takes the space before it; rstrip: the space after it.
+  CHECK(content_ids(*tiny_spm({{"lstrip", {8}}}), "a <x> b") == Ids{4, 8, 7});
+  CHECK(content_ids(*tiny_spm({{"rstrip", {8}}}), "a <x> b") == Ids{4, 3, 8, 5});
+  const auto both = tiny_spm({{"lstrip", {8}}, {"rstrip", {8}}});
+  const Encoding e = both->encode("a \t<x>\u3000 b");  // any Unicode white space, offsets include it
+  CHECK(e.ids == Ids{4, 8, 5});
+  CHECK((e.begin[1] == 1 && e.end[1] == 10));
+  // single_word: only with no word character (letters, digits, marks, _) on either side.
+  const auto sw = tiny_spm({{"single_word", {8}}});
+  CHECK(content_ids(*sw, "a <x> b") == Ids{4, 3, 8, 7});
+  CHECK(content_ids(*sw, "(<x>)").size() == 3);
+  for (const char* glued : {"a<x> b", "a <x>b", "_<x>", "<x>1", "\xC3\xA9<x>"}) {
+    const Ids ids = content_ids(*sw, glued);
+    INFO(glued);
+    CHECK(std::find(ids.begin(), ids.end(), 8) == ids.end());
+  }
+  // A control token is text with split_special; a user-defined one never is.
+  EncodeOptions split;
+  split.add_special = false;
+  split.split_special = true;
+  const auto plain = tiny_spm({});
+  CHECK(content_ids(*plain, "<y>a") == Ids{9, 4});
+  const Ids as_text = plain->encode("<y>a", split).ids;
+  CHECK(std::find(as_text.begin(), as_text.end(), 9) == as_text.end());
+  CHECK(plain->encode("<x>a", split).ids == Ids{8, 4});
+}
+
+TEST_CASE("tokenizer.embed.* metadata naming a token that is not an added token is an error", "[tokenizer]") {
+  auto error_of = [](const std::vector<std::pair<std::string, std::vector<uint32_t>>>& flags) -> std::string {
+    try {
+      tiny_spm(flags);
+    } catch (const embed::Error& e) {
+      CHECK(e.kind() == ErrorKind::Format);
+      return e.what();
+    }
+    return "";
+  };
+  CHECK_THAT(error_of({{"rstrip", {4}}}), Catch::Contains("tokenizer.embed.rstrip") && Catch::Contains("not an added token"));
+  CHECK_THAT(error_of({{"normalized", {99}}}), Catch::Contains("tokenizer.embed.normalized") && Catch::Contains("outside"));
 }
 
 TEST_CASE("utf8 decoding follows the documented rule", "[tokenizer]") {

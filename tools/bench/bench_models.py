@@ -1,6 +1,6 @@
 """What tools/bench/compare.py runs: the models (GGUF from tools/models.sh, the HF folder for
-sentence-transformers), the workloads and their sizes, the machine description, and each
-model's FLOPs per token for the roofline line of docs/benchmarks.md."""
+sentence-transformers and ONNX Runtime), the engines, the workloads and their sizes, the machine
+description, and each model's FLOPs per token for the roofline columns of docs/benchmarks.md."""
 import os
 import platform
 import subprocess
@@ -24,12 +24,56 @@ MODELS = {
                    "sizes": MINILM_SIZES, "latency": 100, "weights": "f32"},
     "minilm-f16": {"family": "minilm", "fetch": ("minilm-gguf", "f16"), "hf": True, "max_len": 512, "pooling": "mean",
                    "sizes": MINILM_SIZES, "latency": 100, "weights": "f16"},
+    "minilm-q8_0": {"family": "minilm", "fetch": ("minilm-gguf", "q8_0"), "hf": True, "max_len": 512, "pooling": "mean",
+                    "sizes": MINILM_SIZES, "latency": 100, "weights": "q8_0"},
     # gemma-3-270m's context is 32k tokens; 1024 stands in for "long" (attention is then ~1/3 of
     # the FLOPs and llama.cpp runs at tens of tokens/s, so longer inputs would not fit the budget).
     "gemma3-270m-q4km": {"family": "gemma3-270m", "fetch": ("gemma3-270m",), "hf": False, "max_len": 1024,
                          "pooling": "mean", "sizes": {"stsb": 48, "doc256": 3, "maxlen": 1}, "latency": 20,
                          "weights": "Q4_K_M"},
 }
+
+
+FLOAT_WEIGHTS = ("f32", "f16")
+
+# The engines compare.py can run. kind: how it is started (embed: an `embed bench` process with
+# these flags and environment; st / onnx / llama: tools/bench/peer_run.py in the named venv).
+# models: which models it runs: "all" GGUF files, "float" (f32/f16) or "quantized" GGUF files only,
+# or "hf": once per family on the HF folder (reported as model "hf").
+ENGINES = {
+    "embed": {"kind": "embed", "name": "embed", "models": "all"},
+    "embed-bf16": {"kind": "embed", "name": "embed --compute-type bf16", "models": "float",
+                   "flags": ["--compute-type", "bf16"]},
+    "embed-int8": {"kind": "embed", "name": "embed --compute-type int8", "models": "quantized",
+                   "flags": ["--compute-type", "int8"]},
+    "embed-avx512": {"kind": "embed", "name": "embed EMBED_ISA=avx512", "models": "all", "env": {"EMBED_ISA": "avx512"}},
+    "embed-avx2": {"kind": "embed", "name": "embed EMBED_ISA=avx2", "models": "all", "env": {"EMBED_ISA": "avx2"}},
+    # An embed binary built from an earlier commit (compare.py --baseline-embed; tools/bench/build_baseline.sh).
+    "embed-baseline": {"kind": "embed", "name": "embed before issue 13", "models": "all", "baseline": True},
+    "st-f32": {"kind": "st", "name": "sentence-transformers f32", "models": "hf", "venv": "refgen", "dtype": "f32"},
+    "st-bf16": {"kind": "st", "name": "sentence-transformers bf16", "models": "hf", "venv": "refgen", "dtype": "bf16"},
+    "ort-f32": {"kind": "onnx", "name": "ONNX Runtime fp32", "models": "hf", "venv": "onnx", "file": "model.onnx"},
+    "ort-int8": {"kind": "onnx", "name": "ONNX Runtime int8", "models": "hf", "venv": "onnx", "file": "model-int8.onnx"},
+    "llama-avx2": {"kind": "llama", "name": "llama.cpp AVX2", "models": "all", "venv": "refgen"},
+    "llama-avx512": {"kind": "llama", "name": "llama.cpp AVX-512", "models": "all", "venv": "llama-avx512"},
+    "llama-amx": {"kind": "llama", "name": "llama.cpp AMX", "models": "all", "venv": "llama-amx"},
+}
+# The issue-13 suite: embed at each compute type and forced ISA, and the peers an informed user
+# of this CPU would pick (the llama.cpp AVX2/AVX-512 builds of the earlier suite stay selectable).
+DEFAULT_ENGINES = ["embed", "embed-bf16", "embed-int8", "embed-avx512", "embed-avx2",
+                   "st-f32", "st-bf16", "ort-f32", "ort-int8", "llama-amx"]
+
+
+def engine_runs_model(engine, model):
+    """Whether an engine (ENGINES entry) runs this GGUF model (MODELS entry) itself."""
+    which = engine["models"]
+    if which == "all":
+        return True
+    if which == "float":
+        return model["weights"] in FLOAT_WEIGHTS
+    if which == "quantized":
+        return model["weights"] not in FLOAT_WEIGHTS
+    return False  # "hf": runs the family's HF folder instead
 
 
 def resolve_paths(root, models):

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "engine/api.h"
+#include "engine/pipeline.h"
 #include "tokenizer/tokenizer.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/input.h"
@@ -134,6 +135,7 @@ int run_embed(const EmbedCommand& o) {
   req.truncate = o.truncate;
   req.truncation_direction = parse_direction_flag(o.truncate_direction);
   req.exclude_special = o.exclude_special;
+  req.split_special = o.split_special;
   RunSettings settings;
   settings.batch_tokens = o.batch_tokens;
 
@@ -149,13 +151,18 @@ int run_embed(const EmbedCommand& o) {
   Context ctx(model, o.threads);
 
   if (o.verbose) {
+    // The sequences the engine runs, from the same tokenization (prompt, split_special, limits).
     const tok::Tokenizer& tk = model->tokenizer();
-    const std::string prompt = resolve_prompt(model->describe().prompts, req.prompt, req.prompt_name);
-    for (size_t i = 0; i < in.texts.size(); i++) {
-      const tok::Encoding e = tk.encode(prompt + in.texts[i]);
-      std::string pieces;
-      for (size_t k = 0; k < e.ids.size() && k < 64; k++) pieces += (k ? " " : "") + std::string(tk.piece(e.ids[k]));
-      std::fprintf(stderr, "line %zu: %zu tokens: %s%s\n", in.line_numbers[i], e.ids.size(), pieces.c_str(), e.ids.size() > 64 ? " ..." : "");
+    try {
+      const Tokenized t = tokenize_texts(*model, resolve_request(model->describe(), req, Task::Embed), in.texts);
+      for (size_t i = 0; i < t.seqs.size(); i++) {
+        const std::vector<int32_t>& ids = t.seqs[i].ids;
+        std::string pieces;
+        for (size_t k = 0; k < ids.size() && k < 64; k++) pieces += (k ? " " : "") + std::string(tk.piece(ids[k]));
+        std::fprintf(stderr, "line %zu: %zu tokens: %s%s\n", in.line_numbers[i], ids.size(), pieces.c_str(), ids.size() > 64 ? " ..." : "");
+      }
+    } catch (const Error&) {
+      // The same error comes back from embed() below, with its line number.
     }
   }
   Progress progress(o.progress || isatty(fileno(stderr)));

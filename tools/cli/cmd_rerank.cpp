@@ -22,6 +22,7 @@ int run_rerank(const RerankCommand& o) {
   req.max_tokens = o.max_tokens;
   req.truncate = true;  // documents longer than the limit are cut (the longer text first)
   req.truncation_direction = parse_direction_flag(o.truncate_direction);
+  req.split_special = o.split_special;
   auto scores = ctx.rerank(o.query, in.texts, req);
   if (!scores) {
     const Status& s = scores.error();

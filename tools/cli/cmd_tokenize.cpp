@@ -1,6 +1,6 @@
 // `embed tokenize model.gguf input.txt`: for each input line, the token ids separated by spaces
 // (one output line per input line). --pieces prints the pieces instead, --no-special leaves out
-// the special tokens the model adds, --parse-special reads special-token text in the input.
+// the special tokens the model adds, --split-special reads special-token text in the input as text.
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -48,7 +48,7 @@ int run_tokenize(const TokenizeOptions& o) {
   }
   tok::EncodeOptions eo;
   eo.add_special = !o.no_special;
-  eo.parse_special = o.parse_special;
+  eo.split_special = o.split_special;
   std::string line, out;
   size_t line_no = 0;
   while (std::getline(*in, line)) {

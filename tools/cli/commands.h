@@ -42,6 +42,7 @@ struct EmbedCommand {
   bool progress = false;
   bool skip_empty = false;
   bool exclude_special = false;
+  bool split_special = false;  // special-token text in the lines is plain text
   std::string device = "cpu";
   std::string compat;         // "llama.cpp": round activations like llama.cpp (empty: exact)
   std::string compute_type;   // f32 (default), bf16, int8
@@ -55,6 +56,7 @@ struct RerankCommand {
   int64_t top_n = 0;
   int64_t max_tokens = 0;
   std::string truncate_direction;  // which end of a long document is kept (empty: right = the start)
+  bool split_special = false;  // special-token text in the query and documents is plain text
   std::string format;        // empty: text table; json, jsonl
   int threads = 0;
   bool skip_empty = false;
@@ -114,6 +116,7 @@ struct ServeCommand {
   size_t max_client_batch_size = 32;
   size_t payload_limit = 2000000;
   bool auto_truncate = false;
+  bool split_special = false;  // special-token text in every request is plain text
   int64_t max_input_tokens = 0;          // 0: the model's context length
   int64_t interactive_tokens = 512;
   std::string api_key;
@@ -143,7 +146,7 @@ struct TokenizeOptions {
   std::string input = "-";  // a text file, or "-" for standard input
   bool pieces = false;       // print pieces instead of ids
   bool no_special = false;   // leave out the special tokens the model adds
-  bool parse_special = false;
+  bool split_special = false;  // special-token text in the input is plain text
 };
 int run_tokenize(const TokenizeOptions& o);
 

@@ -108,6 +108,10 @@ constexpr const char* kCompatHelp = "llama.cpp: round activations like llama.cpp
 constexpr const char* kComputeTypeHelp =
     "Arithmetic of matmuls and attention: f32 (default: f32-grade results on every CPU), bf16 (one bf16 product per pair: "
     "faster on AMX, cosine >= 0.9998 to f32), int8 (8-bit products for quantized weights, as llama.cpp); see docs/cli.md";
+// --split-special's help, shared by embed, rerank, tokenize and serve.
+constexpr const char* kSplitSpecialHelp =
+    "Read special-token text in the input ([SEP], <|endoftext|>) as plain text, for text you do not control "
+    "(default: as the special token, like HF tokenizers and llama.cpp)";
 
 int embed_main(int argc, char** argv) {
   CLI::App app{"embed: text embeddings from GGUF models. One vector per input line, in order.", "embed"};
@@ -135,6 +139,7 @@ int embed_main(int argc, char** argv) {
   app.add_flag("--progress", o.progress, "Show a progress bar on stderr (default: only on a terminal)");
   app.add_flag("--skip-empty", o.skip_empty, "Leave empty lines out (reported on stderr) instead of failing");
   app.add_flag("--exclude-special", o.exclude_special, "Mean pooling without special tokens ([CLS], [SEP], BOS, EOS)");
+  app.add_flag("--split-special", o.split_special, kSplitSpecialHelp);
   app.add_option("--device", o.device, "cpu (default) or cuda");
   app.add_option("--compat", o.compat, kCompatHelp);
   app.add_option("--compute-type", o.compute_type, kComputeTypeHelp);
@@ -170,6 +175,7 @@ int rerank_main(int argc, char** argv) {
   app.add_option("-n,--top-n", o.top_n, "Print only the best N");
   app.add_option("--max-tokens", o.max_tokens, "Token limit for query + document (default: the model's context length)");
   app.add_option("--truncate-direction", o.truncate_direction, "right (default): keep the start of a long document; left: keep its end");
+  app.add_flag("--split-special", o.split_special, kSplitSpecialHelp);
   app.add_option("-f,--format", o.format, "text (default), json, jsonl");
   app.add_option("-t,--threads", o.threads, "CPU threads");
   app.add_flag("--skip-empty", o.skip_empty, "Leave empty lines out instead of failing");
@@ -198,7 +204,7 @@ int tokenize_main(int argc, char** argv) {
   app.add_option("input", o.input, "Text file, one input per line (default: standard input)");
   app.add_flag("--pieces", o.pieces, "Print the pieces instead of the ids");
   app.add_flag("--no-special", o.no_special, "Leave out the special tokens the model adds (BOS/CLS/EOS/SEP)");
-  app.add_flag("--parse-special", o.parse_special, "Recognise special-token text in the input (templates)");
+  app.add_flag("--split-special", o.split_special, kSplitSpecialHelp);
   if (const int rc = parse(app, argc, argv); rc >= 0) return rc;
   return run_tokenize(o);
 }
@@ -245,6 +251,7 @@ int serve_main(int argc, char** argv) {
   app.add_option("--max-client-batch-size", o.max_client_batch_size, "Inputs per request; more get 413")->capture_default_str();
   app.add_option("--payload-limit", o.payload_limit, "Request body bytes; more get 413")->capture_default_str();
   app.add_flag("--auto-truncate", o.auto_truncate, "Truncate long inputs when a request does not say (default: 413)");
+  app.add_flag("--split-special", o.split_special, kSplitSpecialHelp);
   app.add_option("--max-input-tokens", o.max_input_tokens, "Tokens per input (default: the model's context length)");
   app.add_option("--interactive-tokens", o.interactive_tokens, "Requests of at most this many tokens skip ahead of bulk ones")->capture_default_str();
   app.add_option("--api-key", o.api_key, "Require 'Authorization: Bearer KEY' (not on /health and /metrics)");

@@ -1,34 +1,34 @@
-// The conversion pipeline: read the folder, route every safetensors tensor to its GGUF name,
-// apply the architecture's weight transforms, check the result against the weight table,
-// encode, and write metadata and vocabulary.
+// The conversion pipeline: read the folder, route every safetensors tensor to its GGUF name
+// through the architecture's description, add the LM-head classifier and Dense layers, check
+// the result against the description's weight table, apply its folds, encode, and write
+// metadata and vocabulary.
 #include "tools/convert/convert.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <map>
 
 #include "base/error.h"
 #include "tokenizer/hf_import.h"
 #include "tools/convert/hf_folder.h"
+#include "tools/convert/hparams.h"
 #include "tools/convert/metadata.h"
 #include "tools/convert/safetensors.h"
 #include "tools/convert/tensor_map.h"
 
-
 namespace embed::convert {
 namespace {
+
+namespace fs = std::filesystem;
 
 // A tensor on its way into the GGUF: its f32 values, produced on demand so that only one
 // tensor is decoded at a time.
 struct PendingTensor {
-  std::string name;
-  std::vector<int64_t> ne;  // ggml order
-  std::string source;       // HF name, for messages
+  TensorShape shape;                       // GGUF name, HF source, ggml ne
   const StTensor* st = nullptr;
-  std::vector<float> values;  // synthesized tensors (cls.output of a reranker)
-  int permute_heads = 0;      // llama Q/K: undo HF's rotate-half layout for NORM RoPE
+  std::vector<float> values;               // synthesized tensors (an LM-head classifier)
+  arch::Fold fold = arch::Fold::None;
 };
 
 std::vector<int64_t> ggml_shape(const StTensor& t) {
@@ -41,7 +41,7 @@ std::vector<int64_t> ggml_shape(const StTensor& t) {
 // llama.cpp's NORM RoPE rotates adjacent pairs (2i, 2i+1); HF's rotate-half pairs (i, i + d/2).
 // Reordering the output rows of Q and K within each head turns one into the other:
 // new row h*d + 2i + j = old row h*d + j*d/2 + i.
-std::vector<float> permute_for_norm_rope(const std::vector<float>& x, int64_t rows, int64_t cols, int n_heads,
+std::vector<float> permute_for_norm_rope(const std::vector<float>& x, int64_t rows, int64_t cols, int64_t n_heads,
                                          const std::string& name) {
   if (n_heads <= 0 || rows % n_heads != 0 || (rows / n_heads) % 2 != 0)
     fail(ErrorKind::Format, name + ": " + std::to_string(rows) + " rows do not split into " + std::to_string(n_heads) +
@@ -57,101 +57,166 @@ std::vector<float> permute_for_norm_rope(const std::vector<float>& x, int64_t ro
   return out;
 }
 
-// Qwen3-Reranker: llama.cpp scores with the lm_head rows of "yes" and "no" (cls.output, 2 x E),
-// softmax over the two; the rows come from embed_tokens when the head is tied.
-PendingTensor reranker_head(const HfModel& m, const WeightSet& weights, const ArchParams& p) {
-  const StTensor* head = weights.find("lm_head.weight");
-  if (!head) head = weights.find("model.embed_tokens.weight");
-  if (!head) head = weights.find("embed_tokens.weight");
-  if (!head) fail(ErrorKind::Format, "Qwen3-Reranker: neither lm_head.weight nor embed_tokens.weight is present");
-  if (head->shape.size() != 2 || head->shape[1] != p.d_model)
-    fail(ErrorKind::Format, head->name + ": shape " + head->shape_string() + " is not [vocab, hidden_size]");
-  const int64_t rows[2] = {tokenizer_json_token_id(m.dir, "yes"), tokenizer_json_token_id(m.dir, "no")};
-  const std::vector<float> all = read_as_f32(*head);
+// The description's classifier output entry (rows = the labels).
+const arch::WeightSpec* classifier_output(const arch::ArchSpec& spec) {
+  for (const arch::WeightSpec& w : spec.weights)
+    if (w.head && w.rows == arch::Dim::Labels && w.form == arch::Form::Matrix) return &w;
+  return nullptr;
+}
+
+// An LM-head classifier (Qwen3-Reranker): the LM head's rows of the description's tokens (from
+// the tied embedding table when there is no separate head).
+PendingTensor token_head_tensor(const HfModel& m, const WeightSet& weights, const arch::ArchParams& p) {
+  const arch::TokenHead& head = *m.spec->token_head;
+  const arch::WeightSpec* out = classifier_output(*m.spec);
+  EMBED_CHECK(out != nullptr, m.spec->name + ": a TokenHead needs a classifier output entry");
+  std::vector<std::string> sources = {head.lm_head};
+  for (const std::string& prefix : m.spec->hf_prefixes) sources.push_back(prefix + head.tied);
+  sources.push_back(head.tied);
+  const StTensor* src = nullptr;
+  for (const std::string& s : sources)
+    if (!src) src = weights.find(s);
+  if (!src) fail(ErrorKind::Format, m.spec->name + " reranker: none of " + head.lm_head + ", " + head.tied + " is present");
+  if (src->shape.size() != 2 || src->shape[1] != p.d_model)
+    fail(ErrorKind::Format, src->name + ": shape " + src->shape_string() + " is not [vocab, hidden_size]");
+  const std::vector<float> all = read_as_f32(*src);
   PendingTensor t;
-  t.name = "cls.output.weight";
-  t.ne = {p.d_model, 2};
-  t.source = head->name + " rows yes=" + std::to_string(rows[0]) + ", no=" + std::to_string(rows[1]);
-  for (int64_t r : rows) {
-    if (r < 0 || r >= head->shape[0])
-      fail(ErrorKind::Format, head->name + ": token id " + std::to_string(r) + " is outside its " + std::to_string(head->shape[0]) + " rows");
+  t.shape.name = out->name;
+  t.shape.ne = {p.d_model, static_cast<int64_t>(head.tokens.size())};
+  t.shape.source = src->name + " rows";
+  for (const std::string& token : head.tokens) {
+    const int64_t r = tokenizer_json_token_id(m.dir, token);
+    if (r < 0 || r >= src->shape[0])
+      fail(ErrorKind::Format, src->name + ": token id " + std::to_string(r) + " is outside its " + std::to_string(src->shape[0]) + " rows");
+    t.shape.source += " " + token + "=" + std::to_string(r);
     t.values.insert(t.values.end(), all.begin() + r * p.d_model, all.begin() + (r + 1) * p.d_model);
   }
   return t;
 }
 
-// Every tensor present must be expected, with its shape; every required one must be present.
-void check_against_table(const std::vector<PendingTensor>& tensors, const std::vector<WeightSpec>& table, const std::string& arch) {
-  std::map<std::string, const WeightSpec*> spec;
-  for (const WeightSpec& s : table) spec[s.name] = &s;
-  std::map<std::string, const PendingTensor*> have;
-  for (const PendingTensor& t : tensors) {
-    const auto it = spec.find(t.name);
-    if (it == spec.end())
-      fail(ErrorKind::Format, "tensor '" + t.source + "' maps to '" + t.name + "', which " + arch + " does not have");
-    const std::vector<int64_t>& want = it->second->ne;
-    bool ok = want.size() == t.ne.size();
-    for (size_t i = 0; ok && i < want.size(); i++) ok = want[i] == 0 || want[i] == t.ne[i];
-    if (!ok) {
-      auto str = [](const std::vector<int64_t>& v) {
-        std::string s = "{";
-        for (size_t i = 0; i < v.size(); i++) s += (i ? ", " : "") + (v[i] ? std::to_string(v[i]) : std::string("*"));
-        return s + "}";
-      };
-      fail(ErrorKind::Format, "tensor '" + t.source + "' (" + t.name + ") has ggml shape " + str(t.ne) + ", config.json implies " + str(want));
-    }
-    if (!have.emplace(t.name, &t).second) fail(ErrorKind::Format, "two tensors map to '" + t.name + "'");
-  }
-  for (const WeightSpec& s : table)
-    if (s.required && !have.count(s.name)) fail(ErrorKind::Format, "the weights lack '" + s.name + "' (required for " + arch + ")");
-}
-
-// Globals first, then blocks in numeric order, then the final norm and heads: the order
-// llama.cpp's own files use, which keeps `embed info` readable.
+// Globals first, then blocks in numeric order, then the final norm, heads and Dense layers: the
+// order llama.cpp's own files use, which keeps `embed info` readable.
 std::tuple<int, long, std::string> order_key(const std::string& name) {
   if (name.rfind("blk.", 0) == 0) return {1, std::stol(name.substr(4)), name};
-  const bool tail = name.rfind("output", 0) == 0 || name.rfind("cls", 0) == 0;
+  const bool tail = name.rfind("output", 0) == 0 || name.rfind("cls", 0) == 0 || name.rfind("dense_", 0) == 0;
   return {tail ? 2 : 0, 0, name};
 }
 
-std::vector<PendingTensor> collect_tensors(const HfModel& m, const WeightSet& weights, const ArchParams& p,
-                                           bool has_classifier, ConvertSummary& s) {
-  std::vector<PendingTensor> out;
+struct Collected {
+  std::vector<PendingTensor> tensors;
+  int64_t n_labels = 0;  // classifier outputs (0: none)
+};
+
+Collected collect_tensors(const HfModel& m, const WeightSet& weights, const arch::ArchParams& p, ConvertSummary& s) {
+  std::vector<std::pair<TensorRoute, const StTensor*>> routed;
+  bool has_classifier = false;
   size_t skipped = 0;
   for (const StTensor* st : weights.tensors()) {
-    const auto route = route_tensor(m, st->name, has_classifier);
+    auto route = route_tensor(*m.spec, st->name);
     if (!route)
-      fail(ErrorKind::Unsupported, st->file + ": tensor '" + st->name + "' has no GGUF name for " + arch_name(m.arch) +
+      fail(ErrorKind::Unsupported, st->file + ": tensor '" + st->name + "' has no GGUF name for " + m.spec->name +
                                        " (refused rather than silently dropped)");
     if (route->action == TensorRoute::Skip) {
       skipped++;
       continue;
     }
-    if (m.qwen3_reranker && st->name == "lm_head.weight") continue;  // only its yes/no rows are kept
-    PendingTensor t;
-    t.name = route->gguf_name;
-    t.ne = ggml_shape(*st);
-    t.source = st->name;
-    t.st = st;
-    if (m.arch == Arch::Llama && (t.name.find(".attn_q.") != std::string::npos || t.name.find(".attn_k.") != std::string::npos))
-      t.permute_heads = static_cast<int>(t.name.find(".attn_q.") != std::string::npos ? p.n_heads : p.n_kv_heads);
-    out.push_back(std::move(t));
+    // An LM-head classifier keeps only its rows of the LM head.
+    if (m.token_head && st->name == m.spec->token_head->lm_head) continue;
+    has_classifier = has_classifier || (route->spec->head && route->spec == classifier_output(*m.spec));
+    routed.emplace_back(*route, st);
   }
-  if (m.qwen3_reranker) out.push_back(reranker_head(m, weights, p));
-  if (skipped) s.notes.push_back(std::to_string(skipped) + " tensors not used by llama.cpp's graph were skipped (position_ids, pretraining heads, unused pooler)");
-  return out;
+  Collected c;
+  for (const auto& [route, st] : routed) {
+    // Classifier pieces (BERT's pooler) mean nothing without the classifier itself.
+    if (route.spec->head && !has_classifier) {
+      skipped++;
+      continue;
+    }
+    PendingTensor t;
+    t.shape = {route.gguf_name, st->name, ggml_shape(*st)};
+    t.st = st;
+    t.fold = route.spec->fold;
+    if (route.spec == classifier_output(*m.spec)) c.n_labels = t.shape.ne.size() == 2 ? t.shape.ne[1] : 0;
+    c.tensors.push_back(std::move(t));
+  }
+  if (m.token_head) {
+    c.tensors.push_back(token_head_tensor(m, weights, p));
+    c.n_labels = static_cast<int64_t>(m.spec->token_head->tokens.size());
+  }
+  if (skipped)
+    s.notes.push_back(std::to_string(skipped) + " tensors not used by llama.cpp's graph were skipped (position_ids, pretraining heads, unused pooler)");
+  return c;
 }
 
-void encode_into(PendingTensor& t, OutType type, gguf::Writer& w, uint64_t& n_params) {
-  std::vector<float> values = t.st ? read_as_f32(*t.st) : std::move(t.values);
-  const int64_t ne0 = t.ne[0], rows = t.ne.size() > 1 ? t.ne[1] : 1;
-  if (t.permute_heads) {
-    const bool bias = t.ne.size() == 1;  // a bias permutes like a weight with one column
-    values = permute_for_norm_rope(values, bias ? ne0 : rows, bias ? 1 : ne0, t.permute_heads, t.name);
+// The sentence-transformers Dense modules: <path>/model.safetensors "linear.weight" [out, in]
+// (+ "linear.bias") -> dense_<n>.weight / .bias.
+void collect_dense(const HfModel& m, const arch::ArchParams& p, std::vector<SafetensorsFile>& files, Collected& c) {
+  int64_t width = p.d_model;
+  for (size_t i = 0; i < m.dense.size(); i++) {
+    const DenseModule& d = m.dense[i];
+    const fs::path dir = fs::path(m.dir) / d.path;
+    if (d.in != width)
+      fail(ErrorKind::Format, (dir / "config.json").string() + ": in_features " + std::to_string(d.in) + " does not match the " +
+                                  std::to_string(width) + " values coming in");
+    const fs::path st = dir / "model.safetensors";
+    if (!fs::is_regular_file(st))
+      fail(ErrorKind::InvalidArgument, st.string() + ": missing" +
+                                           (fs::is_regular_file(dir / "pytorch_model.bin") ? " (pytorch_model.bin is not read: no pickle parsing)" : ""));
+    files.push_back(SafetensorsFile::open(st.string()));
+    const std::string name = arch::dense_name(arch::kFirstDense + static_cast<int>(i));
+    for (const auto& [hf, suffix, ne] : {std::tuple{"linear.weight", ".weight", std::vector<int64_t>{d.in, d.out}},
+                                         std::tuple{"linear.bias", ".bias", std::vector<int64_t>{d.out}}}) {
+      const StTensor* t = files.back().find(hf);
+      if (!t && std::string(suffix) == ".bias" && !d.bias) continue;
+      if (!t) fail(ErrorKind::Format, st.string() + ": tensor '" + hf + "' missing");
+      PendingTensor pt;
+      pt.shape = {name + suffix, st.string() + ":" + hf, ggml_shape(*t)};
+      pt.st = t;
+      if (pt.shape.ne != ne)
+        fail(ErrorKind::Format, st.string() + ": tensor '" + hf + "' has shape " + t->shape_string() + ", config.json implies " +
+                                    std::to_string(d.out) + (ne.size() == 2 ? " x " + std::to_string(d.in) : std::string()));
+      c.tensors.push_back(std::move(pt));
+    }
+    width = d.out;
   }
-  const gguf::TensorType tt = tensor_type_for(t.name, t.ne, type);
-  w.add_tensor(t.name, tt, t.ne, encode_tensor(values, ne0, tt));
-  n_params += values.size();
+}
+
+// What llama.cpp will not do with these Dense layers, for the notes.
+std::optional<std::string> dense_note(const HfModel& m, int64_t d_model) {
+  if (m.dense.empty()) return std::nullopt;
+  bool plain = m.spec->llama_cpp_dense && m.dense.size() <= 2 && m.dense.front().in == d_model && m.dense.back().out == d_model;
+  for (const DenseModule& d : m.dense) plain = plain && !d.bias && d.activation == "identity";
+  if (plain) return std::nullopt;
+  return std::to_string(m.dense.size()) + " Dense layer(s) written with their bias and activation; llama.cpp applies "
+         "Dense layers only for gemma-embedding (at most two, no bias, identity) and will not load or apply these";
+}
+
+uint64_t encode_into(PendingTensor& t, const arch::ArchParams& p, int64_t vocab_rows, OutType type, gguf::Writer& w) {
+  std::vector<float> values = t.st ? read_as_f32(*t.st) : std::move(t.values);
+  std::vector<int64_t>& ne = t.shape.ne;
+  const int64_t ne0 = ne[0], rows = ne.size() > 1 ? ne[1] : 1;
+  switch (t.fold) {
+    case arch::Fold::None: break;
+    case arch::Fold::AddOne:
+      for (float& v : values) v += 1.0f;
+      break;
+    case arch::Fold::RopeNormQ:
+    case arch::Fold::RopeNormK: {
+      const int64_t heads = t.fold == arch::Fold::RopeNormQ ? p.n_heads : p.n_kv_heads;
+      const bool bias = ne.size() == 1;  // a bias permutes like a weight with one column
+      values = permute_for_norm_rope(values, bias ? ne0 : rows, bias ? 1 : ne0, heads, t.shape.name);
+      break;
+    }
+    case arch::Fold::VocabRows:
+      if (ne.size() == 2 && rows > vocab_rows && vocab_rows > 0) {
+        values.resize(static_cast<size_t>(vocab_rows * ne0));
+        ne[1] = vocab_rows;
+      }
+      break;
+  }
+  const gguf::TensorType tt = tensor_type_for(t.shape.name, ne, type);
+  w.add_tensor(t.shape.name, tt, ne, encode_tensor(values, ne0, tt));
+  return values.size();
 }
 
 // general.name default: the folder's own name, as llama.cpp's converter falls back to.
@@ -181,33 +246,38 @@ std::string size_label(uint64_t n) {
 gguf::Writer build_gguf(const ConvertOptions& o, ConvertSummary* summary) {
   ConvertSummary s;
   const HfModel m = read_hf_folder(o.model_dir);
-  const ArchParams p = read_arch_params(m);
+  const arch::ArchParams p = read_hf_params(m);
   const WeightSet weights = WeightSet::open_folder(o.model_dir);
-  const StTensor* classifier = m.arch == Arch::Bert ? weights.find("classifier.weight") : nullptr;
-  if (classifier && classifier->shape.size() != 2)
-    fail(ErrorKind::Format, "classifier.weight: shape " + classifier->shape_string() + " is not [labels, hidden_size]");
-  const int64_t n_labels = classifier ? classifier->shape[0] : 0;
-
-  std::vector<PendingTensor> tensors = collect_tensors(m, weights, p, classifier != nullptr, s);
-  check_against_table(tensors, weight_table(m, p, classifier != nullptr, n_labels), arch_name(m.arch));
-  std::sort(tensors.begin(), tensors.end(), [](const PendingTensor& a, const PendingTensor& b) { return order_key(a.name) < order_key(b.name); });
+  std::vector<SafetensorsFile> dense_files;
+  dense_files.reserve(m.dense.size());  // the Dense tensors point into these
+  Collected c = collect_tensors(m, weights, p, s);
+  {
+    std::vector<TensorShape> shapes;
+    for (const PendingTensor& t : c.tensors) shapes.push_back(t.shape);
+    check_against_table(shapes, *m.spec, p);
+  }
+  collect_dense(m, p, dense_files, c);
+  std::sort(c.tensors.begin(), c.tensors.end(),
+            [](const PendingTensor& a, const PendingTensor& b) { return order_key(a.shape.name) < order_key(b.shape.name); });
 
   gguf::Writer w;
   MetadataInputs meta;
   meta.model = &m;
-  meta.params = &p;
   meta.type = o.type;
   meta.name = o.name.empty() ? folder_name(o.model_dir) : o.name;
-  if (classifier) meta.classifier_labels = classifier_labels(m, n_labels);
+  if (m.token_head) meta.classifier_labels = m.spec->token_head->tokens;
+  else if (c.n_labels > 0) meta.classifier_labels = classifier_labels(m, c.n_labels);
   write_model_metadata(meta, w);
   s.tokenizer = tok::import_hf_tokenizer(o.model_dir, w);  // tokenizer.ggml.* (tokenizer/hf_import.h)
-  for (PendingTensor& t : tensors) encode_into(t, o.type, w, s.n_params);
+  const int64_t n_tokens = static_cast<int64_t>(w.array_count("tokenizer.ggml.tokens").value_or(0));
+  for (PendingTensor& t : c.tensors) s.n_params += encode_into(t, p, n_tokens, o.type, w);
   w.set_string("general.size_label", size_label(s.n_params));
 
-  s.architecture = arch_name(m.arch);
+  s.architecture = m.spec->name;
   s.hf_architecture = m.hf_architecture;
-  if (auto pooling = effective_pooling(m, classifier != nullptr)) s.pooling = pooling_name(*pooling);
-  s.n_tensors = tensors.size();
+  if (auto pooling = effective_pooling(m, !meta.classifier_labels.empty())) s.pooling = pooling_name(*pooling);
+  s.n_tensors = c.tensors.size();
+  if (auto note = dense_note(m, p.d_model)) s.notes.push_back(*note);
   if (m.st_normalize) s.notes.push_back("modules.json has Normalize: GGUF has no key for it; L2-normalize the pooled vectors (llama.cpp's server does by default)");
   if (summary) *summary = std::move(s);
   return w;

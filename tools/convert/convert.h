@@ -1,5 +1,6 @@
 // `embed convert`: a HuggingFace / sentence-transformers folder -> a GGUF file with llama.cpp's
-// tensor names and metadata keys (bert, qwen2, qwen3, llama). The library behind the command.
+// tensor names and metadata keys, for every architecture the engine describes (engine/arch/).
+// The library behind the command.
 #pragma once
 
 #include <cstdint>

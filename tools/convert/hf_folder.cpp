@@ -1,5 +1,6 @@
-// Reading config.json, modules.json and the Pooling config of a HF / sentence-transformers folder.
-// Pooling and reranker detection follow llama.cpp's convert_hf_to_gguf.py (see docs/convert.md).
+// Reading config.json, modules.json (+ Pooling and Dense configs) and
+// config_sentence_transformers.json of a HF / sentence-transformers folder. Pooling and
+// reranker detection follow llama.cpp's convert_hf_to_gguf.py (see docs/convert.md).
 #include "tools/convert/hf_folder.h"
 
 #include <algorithm>
@@ -17,21 +18,14 @@ using nlohmann::json;
 
 namespace {
 
-struct ArchEntry {
-  const char* hf_name;
-  Arch arch;
-};
-// HF `architectures[0]` -> GGUF architecture. Classification heads other than BERT's are refused
-// rather than dropped.
-constexpr ArchEntry kArchitectures[] = {
-    {"BertModel", Arch::Bert},          {"BertForMaskedLM", Arch::Bert},   {"BertForSequenceClassification", Arch::Bert},
-    {"Qwen2Model", Arch::Qwen2},        {"Qwen2ForCausalLM", Arch::Qwen2}, {"Qwen3Model", Arch::Qwen3},
-    {"Qwen3ForCausalLM", Arch::Qwen3},  {"LlamaModel", Arch::Llama},       {"LlamaForCausalLM", Arch::Llama},
-};
-
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return s;
+}
+
+bool ends_with(const std::string& s, const char* p) {
+  const size_t n = std::strlen(p);
+  return s.size() >= n && s.compare(s.size() - n, n, p) == 0;
 }
 
 std::string read_text(const fs::path& p) {
@@ -78,8 +72,42 @@ Pooling pooling_from_config(const json& cfg, const std::string& path) {
   return *on[0]->pooling;
 }
 
-// modules.json: Transformer, Pooling and Normalize are understood. Anything else (Dense, ...)
-// would change the vectors, so it is refused instead of being silently dropped.
+// A sentence-transformers Dense config: in/out features, bias, and the activation as a torch
+// class name ("torch.nn.modules.activation.Tanh"; sentence-transformers' default is Tanh).
+DenseModule dense_from_config(const std::string& sub, const fs::path& cfg_path) {
+  const json cfg = read_json_file(cfg_path.string());
+  DenseModule d;
+  d.path = sub;
+  for (auto [key, dst] : {std::pair{"in_features", &d.in}, std::pair{"out_features", &d.out}}) {
+    const auto it = cfg.find(key);
+    if (it == cfg.end() || !it->is_number_unsigned() || it->get<uint64_t>() == 0 || it->get<uint64_t>() > (1u << 20))
+      fail(ErrorKind::Format, cfg_path.string() + ": '" + key + "' must be a positive integer");
+    *dst = it->get<int64_t>();
+  }
+  d.bias = cfg.value("bias", true);
+  const std::string cls = cfg.value("activation_function", std::string("torch.nn.modules.activation.Tanh"));
+  const std::string name = lower(cls.substr(cls.rfind('.') + 1));
+  bool known = name == "identity";
+  std::string list = "Identity";
+  for (const arch::DenseActivation& a : arch::kDenseActivations) {
+    known = known || name == a.name;
+    list += std::string(", ") + a.name;
+  }
+  if (!known) fail(ErrorKind::Unsupported, cfg_path.string() + ": activation_function '" + cls + "' is not supported (" + list + ")");
+  d.activation = name;
+  return d;
+}
+
+// A module's sub-folder, which must stay inside the model folder.
+std::string module_dir(const json& mod, const std::string& type, const fs::path& modules_path) {
+  const std::string sub = mod.value("path", std::string());
+  if (sub.empty() || sub.find("..") != std::string::npos || sub[0] == '/')
+    fail(ErrorKind::Format, modules_path.string() + ": " + type + " module path '" + sub + "' is not a sub-folder");
+  return sub;
+}
+
+// modules.json: Transformer, Pooling, Dense (after pooling) and Normalize (last) are understood.
+// Anything else would change the vectors, so it is refused instead of being silently dropped.
 void read_modules(HfModel& m) {
   const fs::path path = fs::path(m.dir) / "modules.json";
   if (!fs::is_regular_file(path)) return;
@@ -90,70 +118,63 @@ void read_modules(HfModel& m) {
     if (!mod.is_object() || type == mod.end() || !type->is_string())
       fail(ErrorKind::Format, path.string() + ": every module needs a string 'type'");
     const std::string t = type->get<std::string>();
-    const std::string sub = mod.value("path", std::string());
-    auto ends_with = [&](const char* s) { return t.size() >= std::strlen(s) && t.compare(t.size() - std::strlen(s), std::string::npos, s) == 0; };
-    if (ends_with(".Transformer")) continue;
-    if (ends_with(".Normalize")) {
+    if (m.st_normalize) fail(ErrorKind::Unsupported, path.string() + ": module '" + t + "' after Normalize is not supported");
+    if (ends_with(t, ".Transformer")) continue;
+    if (ends_with(t, ".Normalize")) {
       m.st_normalize = true;
-      continue;
-    }
-    if (ends_with(".Pooling")) {
-      if (sub.empty() || sub.find("..") != std::string::npos || sub[0] == '/')
-        fail(ErrorKind::Format, path.string() + ": Pooling module path '" + sub + "' is not a sub-folder");
-      const fs::path cfg = fs::path(m.dir) / sub / "config.json";
+    } else if (ends_with(t, ".Pooling")) {
+      const fs::path cfg = fs::path(m.dir) / module_dir(mod, "Pooling", path) / "config.json";
       m.pooling = pooling_from_config(read_json_file(cfg.string()), cfg.string());
-      continue;
+    } else if (ends_with(t, ".Dense")) {
+      const std::string sub = module_dir(mod, "Dense", path);
+      if (!m.pooling)
+        fail(ErrorKind::Unsupported, path.string() + ": Dense module '" + sub + "' before pooling (per token) is not supported");
+      m.dense.push_back(dense_from_config(sub, fs::path(m.dir) / sub / "config.json"));
+    } else {
+      fail(ErrorKind::Unsupported, path.string() + ": sentence-transformers module '" + t + "' (" + mod.value("path", std::string()) +
+                                       ") is not supported; only Transformer, Pooling, Dense and Normalize");
     }
-    fail(ErrorKind::Unsupported, path.string() + ": sentence-transformers module '" + t + "' (" + sub +
-                                     ") is not supported; only Transformer, Pooling and Normalize");
   }
 }
 
-// llama.cpp's hints for a Qwen3-Reranker: the README heading, or the name in the folder name,
-// `_name_or_path`, `model_type` or the architecture.
-bool looks_like_qwen3_reranker(const HfModel& m) {
+// config_sentence_transformers.json: "prompts" {name: text} in file order, "default_prompt_name".
+void read_prompts(HfModel& m) {
+  const fs::path path = fs::path(m.dir) / "config_sentence_transformers.json";
+  if (!fs::is_regular_file(path)) return;
+  std::ifstream in(path, std::ios::binary);
+  const nlohmann::ordered_json cfg = nlohmann::ordered_json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (cfg.is_discarded() || !cfg.is_object()) fail(ErrorKind::Format, path.string() + ": not a JSON object");
+  if (const auto it = cfg.find("prompts"); it != cfg.end() && !it->is_null()) {
+    if (!it->is_object()) fail(ErrorKind::Format, path.string() + ": 'prompts' must map names to texts");
+    for (const auto& [name, text] : it->items()) {
+      if (!text.is_string()) fail(ErrorKind::Format, path.string() + ": prompt '" + name + "' is not a string");
+      m.prompts.push_back({name, text.get<std::string>()});
+    }
+  }
+  if (const auto it = cfg.find("default_prompt_name"); it != cfg.end() && !it->is_null()) {
+    if (!it->is_string()) fail(ErrorKind::Format, path.string() + ": 'default_prompt_name' must be a string or null");
+    const std::string name = it->get<std::string>();
+    if (std::none_of(m.prompts.begin(), m.prompts.end(), [&](const Prompt& p) { return p.name == name; }))
+      fail(ErrorKind::Format, path.string() + ": default_prompt_name '" + name + "' is not one of its prompts");
+    m.default_prompt = name;
+  }
+}
+
+// llama.cpp's hints for a classifier made of LM-head rows (Qwen3-Reranker): the README heading,
+// or the hint in the folder name, `_name_or_path`, `model_type` or the architecture.
+bool token_head_applies(const HfModel& m, const std::string& hint) {
   const fs::path readme = fs::path(m.dir) / "README.md";
-  if (fs::is_regular_file(readme)) {
-    const std::string text = lower(read_text(readme));
-    if (text.find("# qwen3-reranker") != std::string::npos) return true;
-  }
-  const std::string hints[] = {fs::path(m.dir).filename().string(), m.config.value("_name_or_path", std::string()),
+  if (fs::is_regular_file(readme) && lower(read_text(readme)).find("# " + hint) != std::string::npos) return true;
+  const std::string names[] = {fs::path(m.dir).filename().string(), m.config.value("_name_or_path", std::string()),
                                m.config.value("model_type", std::string()), m.hf_architecture};
-  for (const std::string& h : hints)
-    if (lower(h).find("qwen3-reranker") != std::string::npos) return true;
-  return false;
-}
-
-// Settings that the GGUF architectures cannot express: refuse rather than mis-convert.
-void check_supported_settings(const HfModel& m) {
-  const json& c = m.config;
-  if (m.arch == Arch::Bert) {
-    const std::string pos = c.value("position_embedding_type", std::string("absolute"));
-    if (pos != "absolute")
-      fail(ErrorKind::Unsupported, "config.json: position_embedding_type '" + pos + "' is not supported (bert: absolute)");
-    return;
-  }
-  const std::string act = c.value("hidden_act", std::string("silu"));
-  if (act != "silu") fail(ErrorKind::Unsupported, "config.json: hidden_act '" + act + "' is not supported (expected silu)");
-  if (c.value("use_sliding_window", false))
-    fail(ErrorKind::Unsupported, "config.json: use_sliding_window=true is not supported for " + std::string(arch_name(m.arch)));
+  return std::any_of(std::begin(names), std::end(names), [&](const std::string& n) { return lower(n).find(hint) != std::string::npos; });
 }
 
 }  // namespace
 
-const char* arch_name(Arch a) {
-  switch (a) {
-    case Arch::Bert: return "bert";
-    case Arch::Qwen2: return "qwen2";
-    case Arch::Qwen3: return "qwen3";
-    case Arch::Llama: return "llama";
-  }
-  return "?";
-}
-
 std::vector<std::string> supported_hf_architectures() {
   std::vector<std::string> names;
-  for (const ArchEntry& e : kArchitectures) names.emplace_back(e.hf_name);
+  for (const arch::ArchSpec* s : arch::architecture_specs()) names.insert(names.end(), s->hf_classes.begin(), s->hf_classes.end());
   return names;
 }
 
@@ -181,42 +202,17 @@ HfModel read_hf_folder(const std::string& dir) {
   if (archs == m.config.end() || !archs->is_array() || archs->empty() || !(*archs)[0].is_string())
     fail(ErrorKind::Format, config_path.string() + ": 'architectures' must name the model class");
   m.hf_architecture = (*archs)[0].get<std::string>();
-  bool known = false;
-  for (const ArchEntry& e : kArchitectures)
-    if (m.hf_architecture == e.hf_name) {
-      m.arch = e.arch;
-      known = true;
-    }
-  if (!known) {
+  for (const arch::ArchSpec* s : arch::architecture_specs())
+    if (std::find(s->hf_classes.begin(), s->hf_classes.end(), m.hf_architecture) != s->hf_classes.end()) m.spec = s;
+  if (!m.spec) {
     std::string list;
-    for (const ArchEntry& e : kArchitectures) list += std::string(list.empty() ? "" : ", ") + e.hf_name;
+    for (const std::string& n : supported_hf_architectures()) list += (list.empty() ? "" : ", ") + n;
     fail(ErrorKind::Unsupported, "config.json: architecture '" + m.hf_architecture + "' is not supported; supported: " + list);
   }
-  check_supported_settings(m);
   read_modules(m);
-  if (m.arch == Arch::Qwen3) m.qwen3_reranker = looks_like_qwen3_reranker(m);
+  read_prompts(m);
+  if (m.spec->token_head) m.token_head = token_head_applies(m, m.spec->token_head->hint);
   return m;
-}
-
-std::optional<uint32_t> config_opt_u32(const HfModel& m, const char* key) {
-  const auto it = m.config.find(key);
-  if (it == m.config.end() || it->is_null()) return std::nullopt;
-  if (!it->is_number_unsigned() || it->get<uint64_t>() > 0xFFFFFFFFull)
-    fail(ErrorKind::Format, std::string("config.json: '") + key + "' must be a non-negative 32-bit integer");
-  return static_cast<uint32_t>(it->get<uint64_t>());
-}
-
-uint32_t config_u32(const HfModel& m, const char* key) {
-  const auto v = config_opt_u32(m, key);
-  if (!v || *v == 0) fail(ErrorKind::Format, std::string("config.json: '") + key + "' is missing or zero");
-  return *v;
-}
-
-std::optional<double> config_opt_f64(const HfModel& m, const char* key) {
-  const auto it = m.config.find(key);
-  if (it == m.config.end() || it->is_null()) return std::nullopt;
-  if (!it->is_number()) fail(ErrorKind::Format, std::string("config.json: '") + key + "' must be a number");
-  return it->get<double>();
 }
 
 int64_t tokenizer_json_token_id(const std::string& dir, const std::string& piece) {

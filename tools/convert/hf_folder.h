@@ -1,6 +1,7 @@
 // What a HuggingFace / sentence-transformers model folder says about the model: config.json
-// (architecture, hyperparameters), modules.json + 1_Pooling (pooling), reranker hints.
-// Reads JSON only; the weights are tools/convert/safetensors.h's.
+// (which architecture description applies), modules.json (pooling, Dense layers, Normalize),
+// config_sentence_transformers.json (prompts), and whether the description's LM-head classifier
+// applies (Qwen3-Reranker). Reads JSON only; the weights are tools/convert/safetensors.h's.
 #pragma once
 
 #include <cstdint>
@@ -9,36 +10,42 @@
 #include <string>
 #include <vector>
 
+#include "engine/arch/spec.h"
+#include "engine/model.h"
+
 namespace embed::convert {
 
-// GGUF architectures the converter writes.
-enum class Arch { Bert, Qwen2, Qwen3, Llama };
-const char* arch_name(Arch a);  // the GGUF `general.architecture` string
+// A sentence-transformers Dense module after pooling: y = activation(W x + b).
+struct DenseModule {
+  std::string path;        // sub-folder ("2_Dense")
+  int64_t in = 0, out = 0;
+  bool bias = true;
+  std::string activation;  // "identity" or a name of arch::kDenseActivations
+};
 
-// llama.cpp `llama_pooling_type` values, as stored in `%s.pooling_type`.
-enum class Pooling : uint32_t { None = 0, Mean = 1, Cls = 2, Last = 3, Rank = 4 };
+struct Prompt {
+  std::string name, text;
+};
 
 struct HfModel {
   std::string dir;
-  nlohmann::json config;          // config.json
-  std::string hf_architecture;    // config.json architectures[0]
-  Arch arch = Arch::Bert;
-  std::optional<Pooling> pooling;  // from the sentence-transformers Pooling module, if any
-  bool st_normalize = false;       // modules.json has a Normalize module (not a GGUF key; noted)
-  bool qwen3_reranker = false;     // Qwen3-Reranker: pooling RANK, cls.output from lm_head yes/no rows
+  nlohmann::json config;                 // config.json
+  std::string hf_architecture;           // config.json architectures[0]
+  const arch::ArchSpec* spec = nullptr;  // the architecture it converts to
+  std::optional<Pooling> pooling;        // from the sentence-transformers Pooling module, if any
+  bool st_normalize = false;             // modules.json has a Normalize module (not a GGUF key; noted)
+  std::vector<DenseModule> dense;        // Dense modules after pooling, in order
+  std::vector<Prompt> prompts;           // config_sentence_transformers.json, in file order
+  std::optional<std::string> default_prompt;
+  bool token_head = false;               // the description's TokenHead applies (Qwen3-Reranker)
 };
 
 // Reads and checks the folder's JSON files; throws embed::Error naming the missing file or the
 // unsupported value (architecture, pooling mode, sentence-transformers module).
 HfModel read_hf_folder(const std::string& dir);
 
-// The HF architecture names the converter accepts, for messages and docs.
+// The HF architecture names the converter accepts (every registered description's), for messages.
 std::vector<std::string> supported_hf_architectures();
-
-// Typed config.json access that fails with the key's name.
-uint32_t config_u32(const HfModel& m, const char* key);
-std::optional<uint32_t> config_opt_u32(const HfModel& m, const char* key);
-std::optional<double> config_opt_f64(const HfModel& m, const char* key);
 
 // Token id of `piece` in tokenizer.json (model vocab, then added tokens); throws if absent.
 int64_t tokenizer_json_token_id(const std::string& dir, const std::string& piece);

@@ -1,5 +1,6 @@
-// HF tensor names -> llama.cpp GGUF tensor names, and the table of tensors (with ggml-order
-// shapes) each architecture's GGUF must hold. The single place where tensor names appear.
+// HF tensor names -> GGUF tensor names through the description's weight table, and the check of
+// the converted tensors against that table (every tensor expected, with its shape; every
+// required one present). Knows no architecture: the names and shapes are the description's.
 #pragma once
 
 #include <cstdint>
@@ -7,37 +8,26 @@
 #include <string>
 #include <vector>
 
-#include "tools/convert/hf_folder.h"
+#include "engine/arch/spec.h"
 
 namespace embed::convert {
-
-// Hyperparameters read from config.json, in the glossary's names.
-struct ArchParams {
-  uint32_t n_layers = 0;
-  uint32_t d_model = 0;
-  uint32_t d_ff = 0;
-  uint32_t n_heads = 0;
-  uint32_t n_kv_heads = 0;
-  uint32_t d_head = 0;
-  uint32_t n_ctx = 0;
-};
-// Reads and checks them (divisibility of d_model by n_heads where no head_dim is given, ...).
-ArchParams read_arch_params(const HfModel& m);
 
 // What becomes of one HF tensor.
 struct TensorRoute {
   enum Action { Write, Skip } action = Write;
-  std::string gguf_name;  // "blk.3.attn_q.weight" (Write only)
+  std::string gguf_name;                    // "blk.3.attn_q.weight" (Write only)
+  const arch::WeightSpec* spec = nullptr;   // its table entry (Write only)
 };
-// nullopt when the HF name means nothing for this architecture (the caller refuses it).
-std::optional<TensorRoute> route_tensor(const HfModel& m, const std::string& hf_name, bool has_classifier);
+// nullopt when the HF name means nothing for the architecture (the caller refuses it).
+std::optional<TensorRoute> route_tensor(const arch::ArchSpec& spec, const std::string& hf_name);
 
-// One tensor the GGUF may hold: ne in ggml order ({ne0} or {ne0, ne1}); 0 = any size.
-struct WeightSpec {
-  std::string name;
+// A converted tensor as the table check sees it: ne in ggml order.
+struct TensorShape {
+  std::string name, source;  // GGUF name; HF name for messages
   std::vector<int64_t> ne;
-  bool required = true;
 };
-std::vector<WeightSpec> weight_table(const HfModel& m, const ArchParams& p, bool has_classifier, int64_t n_labels);
+// Every tensor must be in the table (for the n_layers blocks) with the shape the hyperparameters
+// imply; every required entry must be present. Throws naming the tensor.
+void check_against_table(const std::vector<TensorShape>& tensors, const arch::ArchSpec& spec, const arch::ArchParams& p);
 
 }  // namespace embed::convert

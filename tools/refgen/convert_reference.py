@@ -14,6 +14,9 @@ are applied to the expectation and listed in the JSON under "deviations":
   * --type q8_0 keeps token_embd in f16 (llama.cpp quantizes it);
   * a BERT classifier also gets `cls` from pooler.dense (llama.cpp drops the pooler, so its RANK
     head skips the tanh dense layer HF applies) and pooling_type RANK;
+  * sentence-transformers Dense modules are written for every architecture (llama.cpp writes them
+    only for EmbeddingGemma, and only with --sentence-transformers-dense-modules, which this
+    script passes), with dense_<n>.bias and `<arch>.dense_<n>_activation` when the module has them;
   * general.name and the model-card keys (general.license, datasets, tags, ...) are not compared.
 Those replacement tensors are encoded here with gguf-py (gguf.quants), independently of embed.
 """
@@ -34,7 +37,8 @@ EXPECTED = FIXTURES / "expected"
 CACHE = pathlib.Path(os.environ.get("EMBED_CACHE", pathlib.Path.home() / ".cache" / "embed"))
 SDIST_VERSION = "0.3.36"
 TYPES = ("f32", "f16", "bf16", "q8_0")
-CASES = ("minilm", "bert-cls-tiny", "qwen2-tiny", "qwen3-embedding-tiny", "qwen3-reranker-tiny", "llama-tiny")
+CASES = ("minilm", "bert-cls-tiny", "bert-dense-tiny", "qwen2-tiny", "qwen3-embedding-tiny", "qwen3-reranker-tiny",
+         "llama-tiny", "embeddinggemma-tiny", "gemma3-tiny")
 MODEL_GENERAL_KEYS = ("general.architecture", "general.type", "general.file_type", "general.quantization_version",
                       "general.size_label")
 
@@ -164,9 +168,40 @@ def apply_deviations(case, folder, gtype, meta, tensors, arch):
         tensors["cls.bias"] = tensor_entry("F32", b.shape, encode_like_gguf_py(b, "F32"))
         meta["bert.pooling_type"] = 4
         notes.append("cls.weight/cls.bias from bert.pooler.dense and pooling_type RANK for the classifier head")
+    if not any(name.startswith("dense_") for name in tensors):
+        notes += add_dense_modules(folder, gtype, meta, tensors, arch)
     if notes:
         n_params = sum(int(np.prod(t["ne"])) for t in tensors.values())
         meta["general.size_label"] = gguf.size_label(n_params, 0, 0, 0)
+    return notes
+
+
+def add_dense_modules(folder, gtype, meta, tensors, arch):
+    """Dense modules of modules.json that llama.cpp's converter left out: dense_<n> (+ bias), the
+    feature keys llama.cpp uses for EmbeddingGemma and the activation when it is not Identity."""
+    from safetensors.torch import load_file as torch_load
+    path = folder / "modules.json"
+    if not path.is_file():
+        return []
+    notes, n = [], 2
+    for mod in json.loads(path.read_text()):
+        if not mod["type"].endswith("Dense"):
+            continue
+        cfg = json.loads((folder / mod["path"] / "config.json").read_text())
+        weights = {k: v.float().numpy() for k, v in torch_load(str(folder / mod["path"] / "model.safetensors")).items()}
+        w = weights["linear.weight"].astype(np.float32)
+        qname = weight_type(gtype, w.shape[1])
+        tensors[f"dense_{n}.weight"] = tensor_entry(qname, w.shape[::-1], encode_like_gguf_py(w, qname))
+        if "linear.bias" in weights:
+            b = weights["linear.bias"].astype(np.float32)
+            tensors[f"dense_{n}.bias"] = tensor_entry("F32", b.shape, encode_like_gguf_py(b, "F32"))
+        meta[f"{arch}.dense_{n}_feat_in"] = cfg["in_features"]
+        meta[f"{arch}.dense_{n}_feat_out"] = cfg["out_features"]
+        activation = cfg.get("activation_function", "torch.nn.modules.activation.Tanh").rsplit(".", 1)[-1].lower()
+        if activation != "identity":
+            meta[f"{arch}.dense_{n}_activation"] = activation
+        notes.append(f"dense_{n} from {mod['path']} ({activation}{', bias' if 'linear.bias' in weights else ''})")
+        n += 1
     return notes
 
 
@@ -174,7 +209,8 @@ def run_reference(vendor, folder, gtype, out):
     tok = json.loads((folder / "tokenizer.json").read_text())
     env = dict(os.environ, HF_HUB_OFFLINE="1",
                EMBED_REF_PRE_FALLBACK="qwen2" if tok["model"]["type"] == "BPE" else "jina-v2-en")
-    subprocess.run([sys.executable, "-c", DRIVER, str(vendor), str(folder), "--outfile", str(out), "--outtype", gtype],
+    subprocess.run([sys.executable, "-c", DRIVER, str(vendor), str(folder), "--outfile", str(out), "--outtype", gtype,
+                    "--sentence-transformers-dense-modules"],
                    check=True, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 

@@ -22,6 +22,7 @@ export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 PYTHONHASHSEED=0 RAYON_NUM_THREAD
 cd "$here"
 "$py" make_tiny.py
 "$py" make_minilm.py
+"$py" make_minilm_special.py
 "$py" make_gemma270m.py
 "$py" make_gemma270m_f32weights.py
 # llama.cpp's AVX-512 build (the benchmark virtualenv) on the same gemma ids: its agreement with itself.

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Creates (once) the virtualenv with the pinned reference implementations used by tools/refgen/
 # and tools/bench/, and prints its python path. llama-cpp-python builds llama.cpp from source
-# (about 10 minutes on 2 cores) for AVX2/FMA/F16C, not -march=native: a native build uses AMX
-# tile instructions that some VMs do not enable (SIGILL). CI never runs this: reference data is committed.
+# (about 10 minutes on 2 cores) for AVX2/FMA/F16C, not -march=native: the reference must not depend on
+# the build machine (and GCC 12's native build crashes in llama.cpp's AMX kernels; docs/benchmarks.md
+# has why and tools/bench/setup_venv.sh llama-amx the working build). CI never runs this: reference data is committed.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 venv="${EMBED_REFGEN_VENV:-${EMBED_CACHE:-$HOME/.cache/embed}/venv-refgen}"

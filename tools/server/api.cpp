@@ -44,6 +44,7 @@ Request Api::base_request() const {
   Request r;
   r.max_tokens = config_.max_input_tokens;
   r.truncate = config_.auto_truncate;
+  r.split_special = config_.split_special;
   return r;
 }
 
@@ -148,7 +149,8 @@ void Api::tokenize(const std::shared_ptr<Call>& c) {
   if (llama) {
     const std::string content = string_field(c->body, "content").value_or("");
     eo.add_special = bool_field(c->body, "add_special").value_or(false);
-    eo.parse_special = bool_field(c->body, "parse_special").value_or(true);
+    // llama.cpp's field (default true); a server run with --split-special defaults to false.
+    eo.split_special = !bool_field(c->body, "parse_special").value_or(!config_.split_special);
     const bool pieces = bool_field(c->body, "with_pieces").value_or(false);
     const tok::Encoding e = tk.encode(content, eo);
     json tokens = json::array();
@@ -156,6 +158,7 @@ void Api::tokenize(const std::shared_ptr<Call>& c) {
     return c->answer_json(json{{"tokens", tokens}}.dump(-1, ' ', false, json::error_handler_t::replace));
   }
   eo.add_special = bool_field(c->body, "add_special_tokens").value_or(true);
+  eo.split_special = config_.split_special;
   const std::vector<std::string> texts = parse_strings(c->body, "inputs", config_.max_client_batch_size);
   Request r;
   r.prompt_name = string_field(c->body, "prompt_name").value_or("");
@@ -168,7 +171,7 @@ void Api::tokenize(const std::shared_ptr<Call>& c) {
   json out = json::array();
   for (const std::string& text : texts) {
     const std::string full = prompt + text;
-    const tok::Encoding e = tk.encode(full, eo);
+    const tok::Encoding e = tk.encode_template(full, {{prompt.size(), full.size()}}, eo);  // as the engine reads it
     json row = json::array();
     for (size_t i = 0; i < e.size(); i++) {
       const bool special = e.special[i] != 0;

@@ -22,6 +22,7 @@ struct ApiConfig {
   std::string model_name;               // the id answered in "model" fields and /v1/models
   size_t max_client_batch_size = 32;    // inputs (or documents) per request
   bool auto_truncate = false;           // truncate when a request does not say
+  bool split_special = false;           // special-token text in inputs is plain text (--split-special)
   int64_t max_input_tokens = 0;         // per input; 0 = the model's context length
   std::string api_key;                  // empty: no authentication
   std::string cors_origin;              // empty: no CORS headers; "*" or one origin
@@ -54,7 +55,7 @@ class Api : public Handler {
   void tokenize(const std::shared_ptr<Call>& c);
   void decode(const std::shared_ptr<Call>& c, bool llama);
   std::string info() const;
-  // Base request with the server's defaults (length limit, auto-truncate).
+  // Base request with the server's defaults (length limit, auto-truncate, split-special).
   Request base_request() const;
 
   std::shared_ptr<const Model> model_;

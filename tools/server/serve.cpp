@@ -54,6 +54,7 @@ int run_serve(const ServeCommand& o) {
   ac.model_name = o.model_name.empty() ? std::filesystem::path(d.path).stem().string() : o.model_name;
   ac.max_client_batch_size = o.max_client_batch_size;
   ac.auto_truncate = o.auto_truncate;
+  ac.split_special = o.split_special;
   ac.max_input_tokens = max_input;
   ac.api_key = o.api_key;
   ac.cors_origin = o.cors;

@@ -1,0 +1,243 @@
+// Tiny HF folders of every convertible architecture (tests/convert/fixtures/<case>/) converted by
+// `embed convert` in every output type and run by the engine: the vectors and scores equal the
+// references of tools/refgen/convert_vectors.py (sentence-transformers / HF transformers), both
+// on the reference's token ids (the converted weights alone) and end to end through the GGUF's
+// own vocabulary and prompts. The GGUF's prompt keys equal the folder's
+// config_sentence_transformers.json.
+//
+// Bounds, derived from the output type. Rounding a weight to a type with relative step u
+// (f16 2^-10, bf16 2^-7; q8_0 2/127, a 32-value block's max being about 2 standard deviations,
+// over 127 steps) perturbs every product; over the model's few dozen quantized matmuls these
+// add in quadrature, so the output's relative L2 error is allowed eps = 8 u (sqrt(64) matmuls'
+// worth). A relative error eps gives cosine >= 1 - eps^2 / 2 and |diff_i| <= eps * ||ref||. f32
+// keeps the weights exactly: cosine >= 0.99999 and |diff_i| <= 1e-4 * ||ref|| (the engine's
+// float arithmetic against torch's). Scores (a logit, P(yes)) get |diff| <= eps * max(1, |ref|).
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "engine/api.h"
+#include "engine/arch/spec.h"
+#include "engine/prompts.h"
+#include "gguf/file.h"
+#include "tools/convert/convert.h"
+#include "convert_test_util.h"
+
+using namespace embed;
+using namespace embed::convert;
+using namespace embed::convert::testing;
+
+namespace {
+
+struct Bound {
+  double eps;      // allowed relative L2 error of an output
+  double min_cos;  // 1 - eps^2 / 2
+  double max_abs;  // per value, relative to the reference's norm
+};
+
+Bound bound_for(OutType t) {
+  if (t == OutType::F32) return {std::sqrt(2e-5), 0.99999, 1e-4};
+  const double u = t == OutType::F16 ? std::ldexp(1.0, -10) : t == OutType::BF16 ? std::ldexp(1.0, -7) : 2.0 / 127.0;
+  const double eps = 8 * u;
+  return {eps, 1 - eps * eps / 2, eps};
+}
+
+double norm(const float* v, size_t n) {
+  double s = 0;
+  for (size_t i = 0; i < n; i++) s += double(v[i]) * v[i];
+  return std::sqrt(s);
+}
+
+std::vector<float> unit(const float* v, size_t n) {
+  const double s = norm(v, n);
+  std::vector<float> out(v, v + n);
+  for (float& x : out) x = static_cast<float>(x / s);
+  return out;
+}
+
+struct Stats {
+  double min_cos = 1, max_abs_rel = 0;
+  void add(const std::vector<float>& got, const std::vector<float>& want) {
+    REQUIRE(got.size() == want.size());
+    double dot = 0, gg = 0, ww = 0, worst = 0;
+    for (size_t i = 0; i < got.size(); i++) {
+      dot += double(got[i]) * want[i], gg += double(got[i]) * got[i], ww += double(want[i]) * want[i];
+      worst = std::max(worst, std::abs(double(got[i]) - want[i]));
+    }
+    min_cos = std::min(min_cos, dot / std::sqrt(gg * ww));
+    max_abs_rel = std::max(max_abs_rel, worst / std::sqrt(ww));
+  }
+};
+
+void check_stats(const Stats& s, const Bound& b, const std::string& what) {
+  std::printf("CONVERT-VECTORS %-52s min cosine %.9f  max |diff| / |ref| %.3g\n", what.c_str(), s.min_cos, s.max_abs_rel);
+  INFO(what << ": min cosine " << s.min_cos << " (bound " << b.min_cos << "), max |diff|/|ref| " << s.max_abs_rel << " (bound "
+            << b.max_abs << ")");
+  CHECK(s.min_cos >= b.min_cos);
+  CHECK(s.max_abs_rel <= b.max_abs);
+}
+
+std::optional<Pooling> pooling_of(const nlohmann::json& v) {
+  if (v["pooling"].is_null()) return std::nullopt;
+  Pooling p;
+  REQUIRE(parse_pooling(v["pooling"].get<std::string>(), &p));
+  return p;
+}
+
+// The folder's prompts, as config_sentence_transformers.json has them, against the GGUF's keys.
+void check_prompt_keys(const gguf::File& f, const fs::path& folder) {
+  const fs::path cfg = folder / "config_sentence_transformers.json";
+  nlohmann::ordered_json st = nlohmann::ordered_json::object();
+  if (fs::exists(cfg)) {
+    std::ifstream in(cfg);
+    st = nlohmann::ordered_json::parse(in);
+  }
+  std::vector<std::string> names, texts;
+  if (st.contains("prompts") && st["prompts"].is_object())
+    for (const auto& [name, text] : st["prompts"].items()) names.push_back(name), texts.push_back(text.get<std::string>());
+  INFO("prompt keys of " << folder.filename().string());
+  if (names.empty()) {
+    CHECK_FALSE(f.has(kPromptNamesKey));
+  } else {
+    const auto got_names = f.get_string_array(kPromptNamesKey), got_texts = f.get_string_array(kPromptTextsKey);
+    CHECK(std::vector<std::string>(got_names.begin(), got_names.end()) == names);
+    CHECK(std::vector<std::string>(got_texts.begin(), got_texts.end()) == texts);
+  }
+  if (st.contains("default_prompt_name") && st["default_prompt_name"].is_string())
+    CHECK(f.get<std::string>(kPromptDefaultKey) == st["default_prompt_name"].get<std::string>());
+  else
+    CHECK_FALSE(f.has(kPromptDefaultKey));
+}
+
+// The prompt text the GGUF holds for `name`.
+std::string gguf_prompt(const gguf::File& f, const std::string& name) {
+  const auto names = f.get_string_array(kPromptNamesKey), texts = f.get_string_array(kPromptTextsKey);
+  for (size_t i = 0; i < names.size(); i++)
+    if (names[i] == name) return std::string(texts[i]);
+  FAIL("prompt '" << name << "' is not in the GGUF");
+  return {};
+}
+
+// Context::embed on the texts against a variant's reference vectors.
+Stats embed_stats(Context& ctx, const std::vector<std::string>& texts, const Request& r, const nlohmann::json& v) {
+  auto e = ctx.embed(texts, r);
+  REQUIRE(e.ok());
+  Stats s;
+  for (size_t i = 0; i < texts.size(); i++) {
+    const float* row = e.value().row(static_cast<int64_t>(i));
+    s.add(std::vector<float>(row, row + e.value().cols), v["vectors"][i].get<std::vector<float>>());
+  }
+  return s;
+}
+
+// The description a folder converts with (config.json "architectures"[0] among its HF classes).
+std::string arch_of_folder(const fs::path& folder) {
+  const std::string cls = read_json(folder / "config.json")["architectures"][0];
+  for (const arch::ArchSpec* spec : arch::architecture_specs())
+    for (const std::string& c : spec->hf_classes)
+      if (c == cls) return spec->name;
+  FAIL("no description converts " << cls);
+  return {};
+}
+
+// Converts and checks one case; returns the GGUF architecture it converted to.
+std::string check_case(const nlohmann::json& ref, OutType type, const fs::path& gguf_path) {
+  const std::string name = ref["case"];
+  const fs::path folder = fixtures_dir() / name;
+  ConvertOptions o;
+  o.model_dir = folder.string();
+  o.out_path = gguf_path.string();
+  o.type = type;
+  convert_hf_to_gguf(o);
+  const gguf::File f = gguf::File::open(gguf_path.string());
+  check_prompt_keys(f, folder);
+  auto loaded = Model::load(gguf_path.string(), ModelOptions{Device::Cpu, 2});
+  REQUIRE(loaded.ok());
+  Context ctx(loaded.value(), 2);
+  const bool normalized = ref["normalized"];
+  const Bound b = bound_for(type);
+  const std::string tag = name + " " + out_type_name(type);
+  const std::vector<std::string> texts = ref["texts"];
+  for (const auto& v : ref["variants"]) {
+    const std::optional<Pooling> pooling = pooling_of(v);
+    // Same ids: the converted weights and metadata alone.
+    TokenBatch batch;
+    const auto& ids = v["ids"];
+    for (size_t i = 0; i < ids.size(); i++) batch.add(static_cast<int32_t>(i), ids[i].get<std::vector<int32_t>>());
+    Request raw;
+    raw.pooling = pooling;
+    raw.normalize = -1;
+    auto out = ctx.run(batch, raw);
+    REQUIRE(out.ok());
+    Stats same;
+    for (size_t i = 0; i < ids.size(); i++) {
+      const std::vector<float> want = v["vectors"][i];
+      const float* got = out.value().pooled(static_cast<int32_t>(i));
+      const size_t n = static_cast<size_t>(out.value().pooled_dim());
+      same.add(normalized ? unit(got, n) : std::vector<float>(got, got + n), want);
+    }
+    check_stats(same, b, tag + " " + v["label"].get<std::string>() + " (same ids)");
+    // End to end: the GGUF's vocabulary tokenizes the texts, its prompt keys give the prompt
+    // (Request::prompt_name looks it up in the file, as --prompt-name does).
+    if (ref["reference"] == "sentence-transformers") {
+      Request r;
+      r.normalize = normalized ? 2 : -1;
+      if (v["prompt_name"].is_null()) {
+        r.prompt = "";  // none, even where the model has a default prompt
+      } else {
+        r.prompt_name = v["prompt_name"];
+        CHECK(gguf_prompt(f, r.prompt_name) == v["prompt"].get<std::string>());
+      }
+      check_stats(embed_stats(ctx, texts, r, v), b, tag + " " + v["label"].get<std::string>() + " (end to end)");
+      // Neither prompt nor name: the model's default prompt, from the file.
+      if (ref.contains("default_prompt_name") && ref["default_prompt_name"].is_string() && v["prompt_name"] == ref["default_prompt_name"]) {
+        Request d;
+        d.normalize = r.normalize;
+        check_stats(embed_stats(ctx, texts, d, v), b, tag + " default prompt (end to end)");
+      }
+    }
+  }
+  if (ref.contains("pairs")) {  // rerank(query, document) through the GGUF's vocabulary and template
+    double worst = 0;
+    for (size_t i = 0; i < ref["pairs"].size(); i++) {
+      auto scores = ctx.rerank(ref["pairs"][i][0], {ref["pairs"][i][1].get<std::string>()});
+      REQUIRE(scores.ok());
+      const double want = ref["pair_scores"][i];
+      worst = std::max(worst, std::abs(scores.value()[0] - want) / std::max(1.0, std::abs(want)));
+    }
+    std::printf("CONVERT-VECTORS %-52s max |diff| / max(1, |ref|) %.3g\n", (tag + " rerank (end to end)").c_str(), worst);
+    INFO(tag << " rerank: worst score difference " << worst << " (bound " << b.eps << ")");
+    CHECK(worst <= b.eps);
+  }
+  return f.get<std::string>("general.architecture");
+}
+
+}  // namespace
+
+TEST_CASE("converted tiny models give sentence-transformers' / transformers' outputs in every type", "[convert][vectors]") {
+  for (const auto& entry : fs::directory_iterator(fixtures_dir() / "vectors")) {
+    const nlohmann::json ref = read_json(entry.path());
+    for (OutType type : {OutType::F32, OutType::F16, OutType::BF16, OutType::Q8_0}) {
+      DYNAMIC_SECTION(ref["case"].get<std::string>() << " --type " << out_type_name(type)) {
+        ScratchDir dir;
+        const std::string arch = check_case(ref, type, dir.path() / "model.gguf");
+        CHECK(arch_of_folder(fixtures_dir() / ref["case"].get<std::string>()) == arch);
+      }
+    }
+  }
+}
+
+TEST_CASE("every architecture the engine describes has a converted tiny model with reference vectors", "[convert][vectors]") {
+  std::set<std::string> covered;
+  for (const auto& entry : fs::directory_iterator(fixtures_dir() / "vectors"))
+    covered.insert(arch_of_folder(fixtures_dir() / read_json(entry.path())["case"].get<std::string>()));
+  REQUIRE_FALSE(arch::architecture_specs().empty());
+  for (const arch::ArchSpec* spec : arch::architecture_specs()) {
+    INFO("architecture " << spec->name << ": add a tiny folder to tools/refgen/convert_make_fixtures.py and convert_vectors.py");
+    CHECK(covered.count(spec->name) == 1);
+  }
+}
