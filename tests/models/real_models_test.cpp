@@ -342,7 +342,7 @@ TEST_CASE("MiniLM with compute type bf16 stays within the bf16 bars", "[models][
 // arithmetic: then every MiniLM Q8_0 vector is within cosine 0.999 of llama.cpp's own
 // (tools/refgen/make_minilm_llama.py) on the same ids. AMX only; refused elsewhere.
 TEST_CASE("MiniLM Q8_0 with compute type int8 matches llama.cpp", "[models][minilm][int8]") {
-  const std::string path = env_path("EMBED_MINILM_GGUF_Q8_0");
+  const std::string path = real_model_path(kMiniLmGgufQ8);
   if (!cpuinfo_supports(CpuIsa::Amx)) {
     auto m = Model::load(path, cpu_options(CpuIsa::Auto, ComputeType::Int8));
     REQUIRE_FALSE(m.ok());
