@@ -144,14 +144,17 @@ class PyModel {
     return to_numpy(std::move(scores), {n});
   }
 
-  // Token ids of each text as the model's tokenizer gives them (special tokens added, no prompt):
-  // what `embed tokenize` prints.
-  std::vector<std::vector<int32_t>> tokenize(nb::handle texts) {
+  // Token ids of each text as the model's tokenizer gives them (no prompt): what `embed tokenize`
+  // prints, add_special false as its --no-special, split_special as its --split-special.
+  std::vector<std::vector<int32_t>> tokenize(nb::handle texts, bool add_special, bool split_special) {
     const std::vector<std::string> in = utf8_texts(texts, "text");
     if (!model_->has_tokenizer()) raise_status(Status{ErrorKind::Unsupported, model_->describe().path + " has no tokenizer metadata"});
+    tok::EncodeOptions eo;
+    eo.add_special = add_special;
+    eo.split_special = split_special;
     std::vector<std::vector<int32_t>> ids(in.size());
     nb::gil_scoped_release nogil;
-    for (size_t i = 0; i < in.size(); i++) ids[i] = model_->tokenizer().encode(in[i]).ids;
+    for (size_t i = 0; i < in.size(); i++) ids[i] = model_->tokenizer().encode(in[i], eo).ids;
     return ids;
   }
 
@@ -244,6 +247,7 @@ void bind_request(nb::module_& m) {
       .def_rw("prompt", &Request::prompt)
       .def_rw("prompt_name", &Request::prompt_name)
       .def_rw("exclude_special", &Request::exclude_special)
+      .def_rw("split_special", &Request::split_special)
       .def_prop_rw(
           "pooling", [](const Request& r) -> std::optional<std::string> { return r.pooling ? std::optional<std::string>(pooling_name(*r.pooling)) : std::nullopt; },
           [](Request& r, std::optional<std::string> s) {
@@ -271,6 +275,6 @@ NB_MODULE(_core, m) {
       .def(nb::init<const std::string&, int, const std::string&, const std::string&>(), "path"_a, "threads"_a, "device"_a, "compute_type"_a)
       .def("embed", &PyModel::embed, "texts"_a, "request"_a, "batch_inputs"_a, "batch_tokens"_a, "progress"_a.none())
       .def("rerank", &PyModel::rerank, "query"_a, "documents"_a, "request"_a, "batch_inputs"_a, "batch_tokens"_a, "progress"_a.none())
-      .def("tokenize", &PyModel::tokenize, "texts"_a)
+      .def("tokenize", &PyModel::tokenize, "texts"_a, "add_special"_a, "split_special"_a)
       .def("describe", &PyModel::describe);
 }

@@ -111,6 +111,7 @@ class Model:
         show_progress_bar: bool | None = None,
         truncate: bool = False,
         batch_tokens: int | None = None,
+        split_special: bool = False,
     ) -> np.ndarray:
         """Vectors of `texts` as a float32 array [len(texts), dim] (a single str gives [dim]),
         row i for text i, each bit-identical to what the `embed` command gives for that text.
@@ -122,6 +123,8 @@ class Model:
         ("e5-query", ...); prompt: the prompt text itself, which wins over prompt_name; neither:
         the model's default prompt, if any. truncate: cut texts longer than the model's context
         instead of raising InvalidInputError. precision: "float32" (the only output type today).
+        split_special: read special-token text in the texts ("[SEP]", "<|endoftext|>") as plain
+        text, for text you do not control (the command's --split-special).
         """
         single = isinstance(texts, str)
         if precision not in _PRECISIONS:
@@ -135,6 +138,7 @@ class Model:
         request.prompt = prompt
         request.prompt_name = prompt_name or ""
         request.truncate = bool(truncate)
+        request.split_special = bool(split_special)
         rows, notes = self._core.embed(
             [texts] if single else texts,
             request,
@@ -155,30 +159,35 @@ class Model:
         truncate: bool = True,
         batch_size: int | None = None,
         show_progress_bar: bool | None = None,
+        split_special: bool = False,
     ) -> list[tuple[int, float]]:
         """Scores of `documents` against `query` with a reranker (cross-encoder or yes/no
         reranker), best first, as (document index, score) pairs; top_n keeps the first N. Scores
         are what `embed rerank` prints: P(yes) for yes/no rerankers, the raw logit for
         cross-encoders. truncate (default, like `embed rerank` and sentence-transformers'
-        CrossEncoder): cut the document of a pair longer than the model's context."""
+        CrossEncoder): cut the document of a pair longer than the model's context. split_special:
+        special-token text in the query and documents is plain text (--split-special)."""
         if not isinstance(query, str):
             raise TypeError(f"query is {type(query).__name__}, not str")
         if top_n is not None and (not isinstance(top_n, int) or top_n < 1):
             raise InvalidInputError(f"top_n must be a positive int or None, not {top_n!r}", "invalid argument")
         request = Request()
         request.truncate = bool(truncate)
+        request.split_special = bool(split_special)
         scores = self._core.rerank(
             query, documents, request, _positive_or_zero("batch_size", batch_size), 0, _progress(show_progress_bar, "documents")
         )
         order = np.argsort(-scores, kind="stable")[:top_n]
         return [(int(i), float(scores[i])) for i in order]
 
-    def tokenize(self, texts: str | Sequence[str]) -> list[list[int]]:
-        """Token ids of each text as the model's tokenizer gives them, special tokens included and
-        no prompt added (what `embed tokenize` prints); a single str gives one list."""
+    def tokenize(self, texts: str | Sequence[str], add_special_tokens: bool = True, split_special: bool = False) -> list[list[int]]:
+        """Token ids of each text as the model's tokenizer gives them, no prompt added (what
+        `embed tokenize` prints); a single str gives one list. add_special_tokens: the model's
+        BOS/CLS/EOS/SEP (False: the command's --no-special); split_special: special-token text is
+        plain text (--split-special)."""
         if isinstance(texts, str):
-            return self._core.tokenize([texts])[0]
-        return self._core.tokenize(texts)
+            return self._core.tokenize([texts], bool(add_special_tokens), bool(split_special))[0]
+        return self._core.tokenize(texts, bool(add_special_tokens), bool(split_special))
 
 
 def _positive_or_zero(name: str, value: int | None) -> int:

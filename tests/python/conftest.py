@@ -73,8 +73,8 @@ class Cli:
         rows = [json.loads(line) for line in stdout.splitlines()]
         return [(r["index"], np.float32(r["relevance_score"])) for r in rows]
 
-    def tokenize(self, model: str, texts):
-        return [[int(t) for t in line.split()] for line in self.run("tokenize", model, self.lines_file(texts)).splitlines()]
+    def tokenize(self, model: str, texts, *flags):
+        return [[int(t) for t in line.split()] for line in self.run("tokenize", model, self.lines_file(texts), *flags).splitlines()]
 
 
 @pytest.fixture

@@ -7,6 +7,8 @@ import embed
 from conftest import TEXTS, same_bits, tiny
 
 EMBEDDERS = ["tiny-qwen3-embed", "tiny-gemma3-embed", "tiny-llama"]
+# Special-token text of the tiny models' tokenizers (Qwen's, Gemma's, Llama 3's, BERT's).
+SPECIAL_TEXT = "a <|endoftext|> b <bos> c <|begin_of_text|> d </s> e [SEP] f"
 
 
 @pytest.fixture(scope="module", params=EMBEDDERS)
@@ -122,6 +124,20 @@ def test_info(model):
 
 
 def test_tokenize_equals_the_cli(model, cli):
+    path = model.info["path"]
     ids = model.tokenize(TEXTS)
-    assert ids == cli.tokenize(model.info["path"], TEXTS)
+    assert ids == cli.tokenize(path, TEXTS)
     assert model.tokenize(TEXTS[0]) == ids[0]
+    assert model.tokenize(TEXTS, add_special_tokens=False) == cli.tokenize(path, TEXTS, "--no-special")
+    texts = TEXTS + [SPECIAL_TEXT]
+    assert model.tokenize(texts, split_special=True) == cli.tokenize(path, texts, "--split-special")
+
+
+def test_split_special(model, cli):
+    # Each model's own special-token text in SPECIAL_TEXT is one token unless split_special.
+    assert model.tokenize(SPECIAL_TEXT, split_special=True) != model.tokenize(SPECIAL_TEXT)
+    texts = TEXTS + [SPECIAL_TEXT]
+    split = model.encode(texts, split_special=True)
+    same_bits(split, cli.embed(model.info["path"], texts, "--split-special"))
+    assert not np.array_equal(split[-1], model.encode(texts)[-1])
+    same_bits(split[:-1], model.encode(TEXTS))

@@ -44,6 +44,13 @@ def test_long_documents_are_cut_unless_truncate_is_false(reranker, cli):
     assert e.value.index == 1
 
 
+def test_split_special_equals_the_cli(reranker, cli):
+    docs = TEXTS + ["a <|endoftext|> b [SEP] c </s> d"]
+    got = reranker.rerank(QUERY + " [SEP] <|endoftext|>", docs, split_special=True)
+    want = cli.rerank(reranker.info["path"], QUERY + " [SEP] <|endoftext|>", docs, "--split-special")
+    assert [(i, np.float32(s)) for i, s in got] == want
+
+
 def test_an_embedding_model_cannot_rerank():
     with pytest.raises(embed.EmbedError) as e:
         embed.Model(tiny("tiny-qwen3-embed")).rerank(QUERY, TEXTS)
