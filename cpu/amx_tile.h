@@ -17,6 +17,8 @@
 #include <new>
 #include <vector>
 
+#include "cpu/tile_buffer.h"
+
 namespace embed::cpu::amx {
 // Which TileShapes this thread's tile unit holds (-1: none); one variable for every file that
 // configures tiles (defined in cpu/isa.cpp).
@@ -25,28 +27,11 @@ extern thread_local int tile_shapes_loaded;
 // Internal linkage on purpose (see simd_avx2.h): each including file compiles its own copy.
 namespace {
 
-constexpr int kTileRows = 16;     // rows of every tile
+using embed::cpu::CacheLineAllocator;
+using embed::cpu::kTileRows;
+using embed::cpu::TileBuffer;
 constexpr int kTileK = 32;        // bf16 values per A-tile row (64 bytes)
 constexpr int kTileElems = 512;   // 16-bit elements in one tile (1 KiB)
-
-// Tile rows are 64 bytes: storage for tiles must start on a cache line, or every row load
-// touches two lines (std::vector's allocation is only 16-byte aligned).
-template <class T>
-struct CacheLineAllocator {
-  using value_type = T;
-  CacheLineAllocator() = default;
-  template <class U>
-  CacheLineAllocator(const CacheLineAllocator<U>&) {}
-  T* allocate(size_t n) {
-    void* p = std::aligned_alloc(64, (n * sizeof(T) + 63) / 64 * 64);
-    if (!p) throw std::bad_alloc();
-    return static_cast<T*>(p);
-  }
-  void deallocate(T* p, size_t) { std::free(p); }
-  template <class U>
-  bool operator==(const CacheLineAllocator<U>&) const { return true; }
-};
-using TileBuffer = std::vector<uint16_t, CacheLineAllocator<uint16_t>>;
 
 struct alignas(64) TileConfig {
   uint8_t palette_id = 1;

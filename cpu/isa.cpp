@@ -43,6 +43,7 @@ std::string CpuFeatures::describe() const {
   add(avx512vl, "avx512vl");
   add(avx512dq, "avx512dq");
   add(avx512bf16, "avx512bf16");
+  add(avx512vnni, "avx512vnni");
   add(amx_tile, "amx-tile");
   add(amx_bf16, "amx-bf16");
   add(amx_int8, "amx-int8");
@@ -65,6 +66,7 @@ const CpuFeatures& cpu_features() {
     unsigned a = 0, b = 0, cx = 0, d = 0;
     if (__get_cpuid_count(7, 1, &a, &b, &cx, &d)) c.avx512bf16 = (a >> 5) & 1;
     if (__get_cpuid_count(7, 0, &a, &b, &cx, &d)) {
+      c.avx512vnni = (cx >> 11) & 1;
       c.amx_bf16 = (d >> 22) & 1;
       c.amx_tile = (d >> 24) & 1;
       c.amx_int8 = (d >> 25) & 1;

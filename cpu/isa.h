@@ -11,7 +11,7 @@ namespace embed::cpu {
 
 struct CpuFeatures {
   bool avx2 = false, fma = false, f16c = false;
-  bool avx512f = false, avx512bw = false, avx512vl = false, avx512dq = false, avx512bf16 = false;
+  bool avx512f = false, avx512bw = false, avx512vl = false, avx512dq = false, avx512bf16 = false, avx512vnni = false;
   bool amx_tile = false, amx_bf16 = false, amx_int8 = false;
   bool os_tile_state = false;    // XCR0 enables the tile registers (bits 17, 18)
   bool amx_permitted = false;    // the kernel granted this process the tile state (arch_prctl)

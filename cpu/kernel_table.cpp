@@ -3,6 +3,7 @@
 #include <string>
 
 #include "base/error.h"
+#include "cpu/isa.h"
 #include "cpu/kernels.h"
 #include "cpu/ref/ref.h"
 
@@ -68,6 +69,15 @@ KernelTable avx512_table() {
   return t;
 }
 
+// Compute type Int8 without AMX: the AVX-512 level with the VNNI int8 GEMM.
+KernelTable avx512_int8_table() {
+  KernelTable t = avx512_table();
+  t.compute = ComputeType::Int8;
+  t.matmul = avx512::matmul_int8;
+  t.pack_matmul_weight = avx512::pack_weight_int8;
+  return t;
+}
+
 KernelTable amx_table(ComputeType compute) {
   KernelTable t = avx512_table();
   t.isa = CpuIsa::Amx;
@@ -101,9 +111,16 @@ const KernelTable& kernel_table(CpuIsa isa, ComputeType compute) {
                            amx_int8 = amx_table(ComputeType::Int8);
   EMBED_CHECK(isa != CpuIsa::Auto, "kernel_table needs a resolved ISA");
   if (isa == CpuIsa::Amx) return compute == ComputeType::F32 ? amx_f32 : compute == ComputeType::BF16 ? amx_bf16 : amx_int8;
+  if (isa == CpuIsa::Avx512 && compute == ComputeType::Int8) {
+    const CpuFeatures& f = cpu_features();
+    if (!(f.avx512bw && f.avx512vnni))
+      fail(ErrorKind::Unsupported, "compute type int8 at the CPU level avx512 needs AVX-512 BW and VNNI (this CPU: " + f.describe() + ")");
+    static const KernelTable avx512_int8 = avx512_int8_table();
+    return avx512_int8;
+  }
   if (compute != ComputeType::F32)
     fail(ErrorKind::Unsupported, std::string("compute type ") + compute_type_name(compute) + " has no kernels at the CPU level " +
-                                     cpu_isa_name(isa) + " (it needs AMX)");
+                                     cpu_isa_name(isa) + (compute == ComputeType::Int8 ? " (it needs AMX, or AVX-512 VNNI)" : " (it needs AMX)"));
   return isa == CpuIsa::Scalar ? scalar : isa == CpuIsa::Avx2 ? avx2 : avx512;
 }
 

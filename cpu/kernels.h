@@ -76,6 +76,10 @@ void run_panels(const MatmulArgs& a, int64_t k0, int64_t kc, const float* panels
 void attention(const AttentionArgs& a, ThreadPool& pool);
 void activation(const ActivationArgs& a, ThreadPool& pool);
 void glu(const GluArgs& a, ThreadPool& pool);
+// Compute type Int8 without AMX (AVX-512 VNNI): block-quantized weights packed at load, the
+// products of cpu/int8_blocks.h by vpdpbusd; float weights take the f32 panels of matmul.
+void matmul_int8(const MatmulArgs& a, ThreadPool& pool);
+std::unique_ptr<PackedWeight> pack_weight_int8(const Tensor& w);
 }  // namespace embed::cpu::avx512
 
 // AMX versions (cpu/*_amx.cpp, compiled with the AMX and AVX-512 BF16 flags; used when the CPU

@@ -20,7 +20,7 @@
 
 #include "cpu/amx_tile.h"
 #include "cpu/kernels.h"
-#include "cpu/amx_output.h"
+#include "cpu/tile_output.h"
 #include "gguf/fp16.h"
 
 namespace embed::cpu::amx {

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "cpu/isa.h"
 #include "engine/api.h"
 #include "tests/models/fixtures.h"
 
@@ -24,10 +25,11 @@ struct Run {
   std::string out, err;
 };
 
-Run run(const std::string& args, const std::string& stdin_text = "") {
+// env: "NAME=value" assignments for the command's environment.
+Run run(const std::string& args, const std::string& stdin_text = "", const std::string& env = "") {
   const std::string dir = "/tmp/embed_cli_test_" + std::to_string(::getpid());
   std::system(("mkdir -p " + dir).c_str());
-  std::string cmd = std::string(EMBED_BIN) + " " + args + " >" + dir + "/out 2>" + dir + "/err";
+  std::string cmd = (env.empty() ? "" : env + " ") + std::string(EMBED_BIN) + " " + args + " >" + dir + "/out 2>" + dir + "/err";
   if (!stdin_text.empty()) {
     std::ofstream(dir + "/in") << stdin_text;
     cmd += " <" + dir + "/in";
@@ -308,4 +310,31 @@ TEST_CASE("rerank prints documents best first with the model's scores", "[cli]")
   const Run top = run("rerank " + kModel + " " + docs + " --query 'Where is the cat?' --top-n 1 -f jsonl -t 2");
   REQUIRE(top.code == 0);
   CHECK(top.out == r.out.substr(0, r.out.find('\n') + 1));
+}
+
+// The kernel level: `embed info` reports the one the backend would choose (cpu/isa.h), EMBED_ISA
+// forces one, and an unknown level or a compute type the level cannot run is a named error.
+TEST_CASE("embed info reports the CPU kernel level; EMBED_ISA forces it; bf16 and int8 need AMX", "[cli]") {
+  const Run best = run("info " + kModel);
+  REQUIRE(best.code == 0);
+  CHECK(best.out.find(std::string("kernels:     ") + cpu_isa_name(cpu::best_isa()) + "\n") != std::string::npos);
+
+  const Run forced = run("info " + kModel, "", "EMBED_ISA=avx2");
+  REQUIRE(forced.code == 0);
+  CHECK(forced.out.find("kernels:     avx2 (forced by EMBED_ISA)") != std::string::npos);
+  CHECK(forced.out.find("bf16 needs AMX, int8 AMX or AVX-512 VNNI") != std::string::npos);
+
+  const Run unknown = run("info " + kModel, "", "EMBED_ISA=avx9");
+  REQUIRE(unknown.code == 0);  // the file is described all the same
+  CHECK(unknown.out.find("EMBED_ISA=avx9 is not a kernel level") != std::string::npos);
+
+  const std::string input = write_input("isa.txt", "A man is playing a guitar.\n");
+  for (const char* type : {"bf16", "int8"}) {
+    const Run refused = run(kModel + " " + input + " --compute-type " + type, "", "EMBED_ISA=avx2");
+    CHECK(refused.code != 0);
+    CHECK(refused.err.find("needs AMX") != std::string::npos);
+  }
+  const Run bogus = run(kModel + " " + input + " --compute-type f8");
+  CHECK(bogus.code == 3);
+  CHECK(bogus.err.find("unknown --compute-type 'f8'") != std::string::npos);
 }

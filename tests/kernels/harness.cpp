@@ -56,6 +56,14 @@ std::vector<BackendUnderTest> backends_under_test(int cpu_threads) {
       b.nmse_ceiling = 1e-9;
     }
     out.push_back(std::move(b));
+    if (isa == CpuIsa::Avx512 && cpu::cpu_features().avx512bw && cpu::cpu_features().avx512vnni) {
+      // Compute type int8 without AMX (VNNI); float weights and attention as cpu-avx512.
+      o.compute_type = ComputeType::Int8;
+      BackendUnderTest i8{"cpu-avx512-int8", create_backend(o)};
+      i8.quantizes_activations = true;
+      out.push_back(std::move(i8));
+      o.compute_type = ComputeType::F32;
+    }
     if (isa == CpuIsa::Amx) {
       o.compute_type = ComputeType::Int8;
       BackendUnderTest i8{"cpu-amx-int8", create_backend(o)};

@@ -27,6 +27,9 @@ TEST_CASE("every kernel level this CPU has is under test", "[kernels][isa]") {
     CHECK(std::find(names.begin(), names.end(), "cpu-amx-bf16") != names.end());
     CHECK(std::find(names.begin(), names.end(), "cpu-amx-int8") != names.end());
   }
+  // Compute type int8 without AMX: wherever AVX-512 VNNI exists (the level's other half).
+  if (cpuinfo_supports(CpuIsa::Avx512) && cpuinfo_has("avx512bw") && cpuinfo_has("avx512_vnni"))
+    CHECK(std::find(names.begin(), names.end(), "cpu-avx512-int8") != names.end());
   INFO("levels under test: " << required);
   CHECK(names.size() >= static_cast<size_t>(required));
 }
@@ -60,4 +63,8 @@ TEST_CASE("a kernel level or compute type this machine cannot run is refused wit
   o.compute_type = ComputeType::BF16;
   if (cpuinfo_supports(CpuIsa::Avx2))
     CHECK_THROWS_WITH(create_backend(o), Catch::Contains("compute type bf16 has no kernels at the CPU level avx2"));
+  o.compute_type = ComputeType::Int8;
+  if (cpuinfo_supports(CpuIsa::Avx2))
+    CHECK_THROWS_WITH(create_backend(o), Catch::Contains("compute type int8 has no kernels at the CPU level avx2") &&
+                                             Catch::Contains("AVX-512 VNNI"));
 }

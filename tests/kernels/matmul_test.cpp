@@ -7,6 +7,7 @@
 #include "cpu/llama_cpp_rounding.h"
 #include "cpu/ref/ref.h"
 #include "gguf/quants.h"
+#include "tests/cpuinfo_flags.h"
 #include "tests/kernels/harness.h"
 #include "tests/kernels/quant_data.h"
 
@@ -147,11 +148,13 @@ TEST_CASE("matmul with unquantized weights handles k not a multiple of 8", "[ker
 
 TEST_CASE("matmul rows do not depend on the other rows of the batch", "[kernels][matmul][invariance]") {
   // Batch invariance at the kernel level: row r computed in a batch of 1 and of 37 is bit-identical.
-  const int64_t k = 384, n = 100;
+  // Float and block-quantized weights (the int8 compute type quantizes each row on its own).
+  const int64_t k = 512, n = 100;
   std::vector<float> x = random_floats(7, static_cast<size_t>(37 * k));
-  std::vector<uint8_t> w = random_rows(DType::F16, n, k, 8);
-  Tensor tw{w.data(), DType::F16, Device::Cpu, n, k};
+  for (DType wt : {DType::F16, DType::Q8_0, DType::Q4_K})
   for (auto& bt : backends_under_test()) {
+    std::vector<uint8_t> w = random_rows(wt, n, k, 8);
+    Tensor tw{w.data(), wt, Device::Cpu, n, k};
     DeviceArena arena(*bt.backend);
     MatmulArgs all;
     all.x = arena.upload(host_tensor(x, 37, k));
@@ -166,10 +169,42 @@ TEST_CASE("matmul rows do not depend on the other rows of the batch", "[kernels]
       one.y = arena.poisoned(DType::F32, 1, n);
       bt.backend->matmul(one);
       const std::vector<float> alone = arena.download(one.y);
-      INFO(bt.name << " row " << r);
+      INFO(bt.name << " " << dtype_name(wt) << " row " << r);
       CHECK(std::memcmp(alone.data(), batched.data() + r * n, static_cast<size_t>(n) * 4) == 0);
     }
     bt.backend->release_weight(all.w);
+  }
+}
+
+TEST_CASE("the int8 compute type gives the same bits on AMX and on AVX-512 VNNI", "[kernels][matmul]") {
+  // Both levels compute the same exact integer sums and run the same epilogue (cpu/int8_blocks.h).
+  std::vector<BackendUnderTest> all = backends_under_test();
+  std::vector<BackendUnderTest*> int8;
+  for (auto& bt : all)
+    if (bt.name == "cpu-amx-int8" || bt.name == "cpu-avx512-int8") int8.push_back(&bt);
+  if (int8.size() < 2) {  // a machine without AMX or without VNNI has nothing to compare
+    CHECK(!(cpuinfo_supports(CpuIsa::Amx) && cpuinfo_has("avx512_vnni")));
+    return;
+  }
+  const int64_t m = 45, n = 70, k = 768;
+  std::vector<float> x = random_floats(11, static_cast<size_t>(m * k)), bias = random_floats(12, static_cast<size_t>(n));
+  for (DType wt : {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0, DType::Q4_K, DType::Q5_K, DType::Q6_K}) {
+    std::vector<uint8_t> w = random_rows(wt, n, k, 13);
+    Tensor tw{w.data(), wt, Device::Cpu, n, k};
+    std::vector<std::vector<float>> got;
+    for (BackendUnderTest* bt : int8) {
+      DeviceArena arena(*bt->backend);
+      MatmulArgs a;
+      a.x = arena.upload(host_tensor(x, m, k));
+      a.w = bt->backend->load_weight(tw, WeightUse::Matmul);
+      a.bias = arena.upload(host_tensor(bias, 1, n));
+      a.y = arena.poisoned(DType::F32, m, n);
+      bt->backend->matmul(a);
+      got.push_back(arena.download(a.y));
+      bt->backend->release_weight(a.w);
+    }
+    INFO(dtype_name(wt));
+    CHECK(std::memcmp(got[0].data(), got[1].data(), got[0].size() * 4) == 0);
   }
 }
 

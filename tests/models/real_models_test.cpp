@@ -340,10 +340,12 @@ TEST_CASE("MiniLM with compute type bf16 stays within the bf16 bars", "[models][
 // --compute-type int8 computes matmuls like llama.cpp's CPU backend (activations quantized to 8-bit
 // blocks, integer products); with --compat llama.cpp also its GELU table, i.e. llama.cpp's
 // arithmetic: then every MiniLM Q8_0 vector is within cosine 0.999 of llama.cpp's own
-// (tools/refgen/make_minilm_llama.py) on the same ids. AMX only; refused elsewhere.
+// (tools/refgen/make_minilm_llama.py) on the same ids. On AMX, and on AVX-512 VNNI (the same
+// matmul bits; attention is each level's f32-grade one); refused where the CPU has neither.
 TEST_CASE("MiniLM Q8_0 with compute type int8 matches llama.cpp", "[models][minilm][int8]") {
   const std::string path = real_model_path(kMiniLmGgufQ8);
-  if (!cpuinfo_supports(CpuIsa::Amx)) {
+  const bool vnni = cpuinfo_supports(CpuIsa::Avx512) && cpuinfo_has("avx512bw") && cpuinfo_has("avx512_vnni");
+  if (!cpuinfo_supports(CpuIsa::Amx) && !vnni) {
     auto m = Model::load(path, cpu_options(CpuIsa::Auto, ComputeType::Int8));
     REQUIRE_FALSE(m.ok());
     CHECK_THAT(m.error().message, Catch::Contains("compute type int8 has no kernels"));
@@ -351,8 +353,8 @@ TEST_CASE("MiniLM Q8_0 with compute type int8 matches llama.cpp", "[models][mini
   }
   const Fixture f = load_fixture(kFixtures + "minilm-l6-v2");
   const NpyArray llama = f.npy("llama_q8_0_mean.npy");
-  auto min_cosine = [&](bool compat) {
-    ModelOptions o = cpu_options(CpuIsa::Auto, ComputeType::Int8);
+  auto min_cosine = [&](CpuIsa isa, bool compat) {
+    ModelOptions o = cpu_options(isa, ComputeType::Int8);
     o.llama_cpp_rounding = compat;
     auto m = Model::load(path, o);
     REQUIRE(m.ok());
@@ -365,10 +367,14 @@ TEST_CASE("MiniLM Q8_0 with compute type int8 matches llama.cpp", "[models][mini
     }
     return min_cos;
   };
-  const double int8 = min_cosine(false), int8_compat = min_cosine(true);
-  std::printf("REFERENCE minilm-l6-v2 q8_0 vs llama.cpp: min cosine %.7f with compute int8, %.7f with int8 and --compat "
-              "llama.cpp (%zu texts)\n", int8, int8_compat, f.cases.size());
-  CHECK(int8_compat >= 0.999);
+  for (CpuIsa isa : {CpuIsa::Amx, CpuIsa::Avx512}) {
+    if (isa == CpuIsa::Amx ? !cpuinfo_supports(CpuIsa::Amx) : !vnni) continue;
+    const double int8 = min_cosine(isa, false), int8_compat = min_cosine(isa, true);
+    std::printf("REFERENCE minilm-l6-v2 q8_0 vs llama.cpp (%s): min cosine %.7f with compute int8, %.7f with int8 and --compat "
+                "llama.cpp (%zu texts)\n", cpu_isa_name(isa), int8, int8_compat, f.cases.size());
+    INFO(cpu_isa_name(isa));
+    CHECK(int8_compat >= 0.999);
+  }
 }
 
 TEST_CASE("gemma-3-270m Q4_K_M matches llama.cpp, exactly on f32 weights, mean and last pooling", "[models][gemma]") {

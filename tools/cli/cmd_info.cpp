@@ -1,9 +1,13 @@
 // `embed info model.gguf`: what a GGUF file holds (architecture, hyperparameters, tokenizer,
-// special tokens, pooling, tensors, shared tensors). Reads metadata only; loads no weights.
+// special tokens, pooling, tensors, shared tensors), and which CPU kernel level this machine would
+// run it with. Reads metadata only; loads no weights.
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <string>
 
+#include "base/error.h"
+#include "cpu/isa.h"
 #include "gguf/file.h"
 #include "tools/cli/commands.h"
 
@@ -106,6 +110,19 @@ int run_info(const InfoOptions& o) {
   if (!f.find_tensor("output.weight") && f.find_tensor("token_embd.weight"))
     std::printf("  shared: output.weight is absent, token_embd.weight serves both (tied)\n");
   for (const auto& [a, b] : shared) std::printf("  shared: %s and %s hold the same bytes (mapped once)\n", a.c_str(), b.c_str());
+
+  // The level a CPU run would use (EMBED_ISA honoured), from the same choice the backend makes.
+  std::printf("\nthis machine:\n  cpu:         %s\n", cpu::cpu_features().describe().c_str());
+  try {
+    const CpuIsa isa = cpu::resolve_isa(CpuIsa::Auto);
+    std::printf("  kernels:     %s%s\n", cpu_isa_name(isa), std::getenv("EMBED_ISA") ? " (forced by EMBED_ISA)" : "");
+    const bool vnni = isa == CpuIsa::Avx512 && cpu::cpu_features().avx512bw && cpu::cpu_features().avx512vnni;
+    std::printf("  compute:     %s\n", isa == CpuIsa::Amx ? "f32 (default), bf16, int8"
+                                     : vnni          ? "f32 (default), int8 (bf16 needs AMX)"
+                                                     : "f32 (bf16 needs AMX, int8 AMX or AVX-512 VNNI)");
+  } catch (const Error& e) {
+    std::printf("  kernels:     none: %s\n", e.what());
+  }
   return 0;
 }
 

@@ -1,5 +1,6 @@
-// The epilogue shared by the AMX GEMMs (bf16 and int8): where a finished 16 x 16 block of f32 sums
-// goes, with bias, activation and accumulation. Include only from files compiled with the AMX flags.
+// The epilogue shared by the tiled GEMMs (AMX bf16 and int8, AVX-512 VNNI int8): where a finished
+// 16 x 16 block of f32 sums goes, with bias, activation and accumulation. Include only from files
+// compiled with -mavx512f.
 #pragma once
 
 #include <immintrin.h>
@@ -8,11 +9,11 @@
 #include <cstdint>
 #include <optional>
 
-#include "cpu/amx_tile.h"
+#include "cpu/tile_buffer.h"
 #include "cpu/simd_avx512.h"
 #include "engine/backend.h"
 
-namespace embed::cpu::amx {
+namespace embed::cpu {
 // Internal linkage on purpose (see simd_avx2.h).
 namespace {
 
@@ -40,4 +41,4 @@ struct Output {
 };
 
 }  // namespace
-}  // namespace embed::cpu::amx
+}  // namespace embed::cpu
