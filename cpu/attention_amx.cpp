@@ -18,6 +18,8 @@
 namespace embed::cpu::amx {
 namespace {
 
+using attention_detail::add_prefix_value;
+using attention_detail::prefix_logit;
 using attention_detail::softmax_row;
 using attention_detail::Task;
 using attention_detail::visible_range;
@@ -193,11 +195,19 @@ class TileAttention {
     // Softmax over each row's visible keys; P is 0 elsewhere in [kb0, kb1) blocks, and rows past
     // `rows` are all zero.
     const int j0 = kb0 * kKeyBlock, width = (kb1 - kb0) * kKeyBlock;
-    float inv[kTileRows];
+    const bool has_prefix = !a_.prefix_k.empty();
+    float* o = a_.out.ptr<float>() + static_cast<int64_t>(begin_ + i0) * a_.out.cols + h * d_;
+    float inv[kTileRows], prefix[kTileRows];
     for (int r = 0; r < kTileRows; r++) {
       float* row = s_.scores.data() + static_cast<int64_t>(r) * ld_ + j0;
-      if (r < rows) inv[r] = 1.0f / softmax_row(row, width, lo[r] - j0, hi[r] - j0, a_.scale);
-      else std::fill(row, row + width, 0.0f);
+      if (r < rows) {
+        // The prefix logit in f32 from the query's f32 values (the tile products round them).
+        const float* q = a_.q.ptr<const float>() + static_cast<int64_t>(begin_ + i0 + r) * a_.q.cols + h * d_;
+        if (has_prefix) prefix[r] = prefix_logit(a_, q, t_.seq, t_.kv_head);
+        inv[r] = 1.0f / softmax_row(row, width, lo[r] - j0, hi[r] - j0, a_.scale, has_prefix ? &prefix[r] : nullptr);
+      } else {
+        std::fill(row, row + width, 0.0f);
+      }
     }
     s_.pt.resize(static_cast<size_t>(key_blocks_ * Parts * kTileElems));
     for (int kb = kb0; kb < kb1; kb++) {
@@ -208,10 +218,10 @@ class TileAttention {
         else round32(src, dst + r * 32);
       }
     }
-    float* o = a_.out.ptr<float>() + static_cast<int64_t>(begin_ + i0) * a_.out.cols + h * d_;
     for (int dc2 = 0; dc2 < d_ / 32; dc2++) {
       output_pair(dc2, kb0, kb1);
       for (int r = 0; r < rows; r++) {
+        if (has_prefix) add_prefix_value(a_, s_.obuf + r * 32, t_.seq, t_.kv_head, dc2 * 32, 32, prefix[r]);
         const __m512 iv = _mm512_set1_ps(inv[r]);
         float* dst = o + static_cast<int64_t>(r) * a_.out.cols + dc2 * 32;
         _mm512_storeu_ps(dst, _mm512_mul_ps(_mm512_load_ps(s_.obuf + r * 32), iv));

@@ -37,13 +37,16 @@ inline void visible_range(const AttentionArgs& a, int i, int len, int* lo, int* 
 }
 
 // p[0, n) = exp(scale * s - max) over [lo, hi), 0 elsewhere; returns the sum (8 lanes, then scalar).
-float softmax_row(float* s, int n, int lo, int hi, float scale) {
+// `prefix` (KV-Embedding, optional): in, the prefix position's logit (scaled, biased); out, its
+// weight exp(logit - max), included in the sum and the max.
+float softmax_row(float* s, int n, int lo, int hi, float scale, float* prefix = nullptr) {
   const __m256 vs = _mm256_set1_ps(scale);
   __m256 vmax = _mm256_set1_ps(-INFINITY);
   int m = lo;
   for (; m + 8 <= hi; m += 8) vmax = _mm256_max_ps(vmax, _mm256_mul_ps(_mm256_loadu_ps(s + m), vs));
   float mx = hmax(vmax);
   for (; m < hi; m++) mx = std::max(mx, s[m] * scale);
+  if (prefix) mx = std::max(mx, *prefix);
   std::fill(s, s + lo, 0.0f);
   std::fill(s + hi, s + n, 0.0f);
   const __m256 vm = _mm256_set1_ps(mx);
@@ -65,7 +68,27 @@ float softmax_row(float* s, int n, int lo, int hi, float scale) {
       sum += buf[t];
     }
   }
+  if (prefix) {
+    *prefix = std::exp(*prefix - mx);
+    sum += *prefix;
+  }
   return sum;
+}
+
+// The KV-Embedding prefix logit of one query row of head h (AttentionArgs::prefix_k): scale *
+// q . k_prefix + bias, in f32 with one FMA chain per 8 lanes.
+inline float prefix_logit(const AttentionArgs& a, const float* q, int seq, int kv_head) {
+  const float* k = a.prefix_k.ptr<const float>() + static_cast<int64_t>(seq) * a.prefix_k.cols + kv_head * a.d_head;
+  __m256 acc = _mm256_setzero_ps();
+  for (int c = 0; c < a.d_head; c += 8) acc = _mm256_fmadd_ps(_mm256_loadu_ps(q + c), _mm256_loadu_ps(k + c), acc);
+  return hsum(acc) * a.scale + a.prefix_bias;
+}
+
+// o[0, d) += w * v_prefix of the sequence's kv head (before the row is divided by its sum).
+inline void add_prefix_value(const AttentionArgs& a, float* o, int seq, int kv_head, int c0, int n, float w) {
+  const float* v = a.prefix_v.ptr<const float>() + static_cast<int64_t>(seq) * a.prefix_v.cols + kv_head * a.d_head + c0;
+  const __m256 vw = _mm256_set1_ps(w);
+  for (int c = 0; c < n; c += 8) _mm256_storeu_ps(o + c, _mm256_fmadd_ps(vw, _mm256_loadu_ps(v + c), _mm256_loadu_ps(o + c)));
 }
 
 // One tile of mr queries [i0, i0 + mr) of head h. kt holds the keys [kbase, kbase + ld) of the
@@ -90,15 +113,20 @@ void attend_tile(const AttentionArgs& a, const Task& t, int h, int i0, int mr, c
   for (int r = 0; r < mr; r++) std::memset(scores + r * ld + j_begin, 0, sizeof(float) * static_cast<size_t>(ld - j_begin));
   for (int j0 = j_begin; j0 < kmax; j0 += Tile::kNR)
     Tile::run(mr, d, q, a.q.cols, kt + j0, ld, scores + j0, ld, std::min(Tile::kNR, kmax - j0));
-  float inv[kMR];
-  for (int r = 0; r < mr; r++)
-    inv[r] = 1.0f / softmax_row(scores + r * ld + j_begin, width, lo[r] - j_begin, hi[r] - j_begin, a.scale);
+  const bool has_prefix = !a.prefix_k.empty();
+  float inv[kMR], prefix[kMR];
+  for (int r = 0; r < mr; r++) {
+    if (has_prefix) prefix[r] = prefix_logit(a, q + r * a.q.cols, t.seq, t.kv_head);
+    inv[r] = 1.0f / softmax_row(scores + r * ld + j_begin, width, lo[r] - j_begin, hi[r] - j_begin, a.scale, has_prefix ? &prefix[r] : nullptr);
+  }
   // O[mr][d] = P[mr][j_begin, kmax) . V[j_begin, kmax)[d], then each row scaled by 1 / its softmax sum.
   float* o = a.out.ptr<float>() + static_cast<int64_t>(begin + i0) * a.out.cols + h * d;
   const float* v = a.v.ptr<const float>() + static_cast<int64_t>(begin + kbase + j_begin) * a.v.cols + t.kv_head * d;
   for (int r = 0; r < mr; r++) std::memset(o + r * a.out.cols, 0, sizeof(float) * d);
   for (int c0 = 0; c0 < d; c0 += Tile::kNR)
     Tile::run(mr, width, scores + j_begin, ld, v + c0, a.v.cols, o + c0, a.out.cols, std::min(Tile::kNR, d - c0));
+  if (has_prefix)
+    for (int r = 0; r < mr; r++) add_prefix_value(a, o + r * a.out.cols, t.seq, t.kv_head, 0, d, prefix[r]);
   for (int r = 0; r < mr; r++) {
     const __m256 iv = _mm256_set1_ps(inv[r]);
     for (int c = 0; c < d; c += 8) _mm256_storeu_ps(o + r * a.out.cols + c, _mm256_mul_ps(_mm256_loadu_ps(o + r * a.out.cols + c), iv));

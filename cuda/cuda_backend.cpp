@@ -231,6 +231,8 @@ void CudaBackend::matmul(const MatmulArgs& in) {
 }
 
 void CudaBackend::attention(const AttentionArgs& a) {
+  // The KV-Embedding prefix position is a CPU feature so far (resolve_request refuses it on CUDA).
+  if (!a.prefix_k.empty()) fail(ErrorKind::Unsupported, "attention with a KV-Embedding prefix is not implemented on CUDA");
   use_device();
   if (!f32_math_ && attention_tensor_cores_supported(a))
     launch_attention_tensor_cores(a, reinterpret_cast<unsigned*>(slots_ + kAttentionAbsmax), stream_);

@@ -142,6 +142,8 @@ Result<std::vector<float>> Context::rerank(const std::string& query, const std::
 
 Result<BatchResult> Context::run(const TokenBatch& batch, const Request& r) {
   return guarded<BatchResult>([&] {
+    if (r.precision != Precision::Float32)
+      fail(ErrorKind::InvalidArgument, std::string("precision ") + precision_name(r.precision) + " applies to embed and embed_ids; run gives float rows");
     const ResolvedRequest rr = resolve_request(model_->describe(), r, Task::Embed);
     BatchResult res;
     std::vector<SequenceInput> seqs;

@@ -111,10 +111,16 @@ class Model {
   std::string rerank_template_;
 };
 
-// Row-major matrix: one row per text (per token with Pooling::None, see row_offsets).
+// Row-major matrix: one row per text (per token with Pooling::None, see row_offsets). With a
+// quantized Request::precision the rows are `codes` (code_bytes per row: int8 and binary bytes are
+// signed, uint8 and ubinary unsigned) and `data` is empty; cols stays the number of dimensions.
 struct Embeddings {
   int64_t rows = 0, cols = 0;
   std::vector<float> data;
+  Precision precision = Precision::Float32;
+  int64_t code_bytes = 0;
+  std::vector<uint8_t> codes;
+  const uint8_t* code_row(int64_t i) const { return codes.data() + i * code_bytes; }
   std::vector<int32_t> n_tokens;      // tokens of each text (after truncation)
   std::vector<int64_t> row_offsets;   // Pooling::None: rows of text i are [off[i], off[i+1])
   std::vector<std::string> warnings;

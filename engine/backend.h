@@ -103,6 +103,12 @@ struct AttentionArgs {
   bool causal = false;
   int window_left = -1;            // -1: unlimited
   int window_right = -1;
+  // KV-Embedding prefix (arXiv 2601.01046): when prefix_k is set, every query of sequence s may
+  // also attend to one extra key/value, row s of prefix_k / prefix_v, seen by all queries
+  // whatever the mask or window, with prefix_bias added to its logit after the scale.
+  Tensor prefix_k;                 // [n_seqs, n_kv_heads * d_head] F32, or empty (no prefix)
+  Tensor prefix_v;                 // [n_seqs, n_kv_heads * d_head] F32
+  float prefix_bias = 0.0f;
 };
 
 // y = act(x), elementwise.

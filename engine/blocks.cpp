@@ -17,7 +17,16 @@ Tensor self_attention(ForwardPass& fp, const Tensor& h, const AttentionWeights& 
     ops::rope(fp, k, spec.n_kv_heads, spec.d_head, *rope);
   }
   Tensor out = fp.ws.f32(n, q.cols);
-  ops::attention(fp, q, k, v, out, spec);
+  if (!spec.reroute_last_kv) {
+    ops::attention(fp, q, k, v, out, spec);
+    return out;
+  }
+  // KV-Embedding: the last token's key (rotated at its own position, as the layer computed it)
+  // and value, one per sequence, as the prefix position.
+  ops::AttentionSpec s = spec;
+  s.prefix_k = ops::pool_rows(fp, k, PoolKind::Last);
+  s.prefix_v = ops::pool_rows(fp, v, PoolKind::Last);
+  ops::attention(fp, q, k, v, out, s);
   return out;
 }
 

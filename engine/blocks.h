@@ -13,7 +13,8 @@ struct AttentionWeights {
 };
 
 // Projects h [n_tokens, d_model] to q, k, v; applies the per-head q/k norm when present, then
-// RoPE when `rope` is given, then attention. Returns the attention output [n_tokens,
+// RoPE when `rope` is given, then attention (spec.reroute_last_kv: with each sequence's last key
+// and value as a prefix position, KV-Embedding). Returns the attention output [n_tokens,
 // n_heads*d_head] (before the output projection) in workspace memory.
 Tensor self_attention(ForwardPass& fp, const Tensor& h, const AttentionWeights& w, const ops::AttentionSpec& spec,
                       const ops::RopeSpec* rope, float qk_norm_eps);

@@ -10,12 +10,13 @@ const char* pooling_name(Pooling p) {
     case Pooling::Cls: return "cls";
     case Pooling::Last: return "last";
     case Pooling::Rank: return "rank";
+    case Pooling::Hybrid: return "hybrid";
   }
   return "?";
 }
 
 bool parse_pooling(const std::string& s, Pooling* out) {
-  for (Pooling p : {Pooling::None, Pooling::Mean, Pooling::Cls, Pooling::Last, Pooling::Rank})
+  for (Pooling p : {Pooling::None, Pooling::Mean, Pooling::Cls, Pooling::Last, Pooling::Rank, Pooling::Hybrid})
     if (s == pooling_name(p)) {
       *out = p;
       return true;

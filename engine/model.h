@@ -17,7 +17,8 @@ class File;
 }
 
 // llama.cpp's llama_pooling_type values (the `{arch}.pooling_type` key).
-enum class Pooling { None = 0, Mean = 1, Cls = 2, Last = 3, Rank = 4 };
+// Hybrid: the mean of the last token's and the mean-pooled vectors (KV-Embedding's pooling).
+enum class Pooling { None = 0, Mean = 1, Cls = 2, Last = 3, Rank = 4, Hybrid = 5 };
 const char* pooling_name(Pooling p);
 bool parse_pooling(const std::string& s, Pooling* out);
 
@@ -67,10 +68,24 @@ struct BatchView {
 };
 
 // Everything a forward pass may use: the backend, scratch memory, the batch.
+// KV-Embedding (arXiv 2601.01046) for one forward pass: at decoder layers [layer_begin,
+// layer_end] the last token's key and value of each sequence become a prefix position that every
+// query of the sequence attends to, with `bias` added to its logit. Off when layer_end < layer_begin.
+struct KvRouting {
+  int layer_begin = 0, layer_end = -1;
+  float bias = 1.0f;
+  bool on() const { return layer_end >= layer_begin; }
+  bool at(int64_t layer) const { return layer >= layer_begin && layer <= layer_end; }
+  bool operator==(const KvRouting& o) const {
+    return (!on() && !o.on()) || (layer_begin == o.layer_begin && layer_end == o.layer_end && bias == o.bias);
+  }
+};
+
 struct ForwardPass {
   Backend& backend;
   Workspace& ws;
   const BatchView& batch;
+  KvRouting kv = {};
 };
 
 class Architecture {

@@ -116,7 +116,30 @@ void attention(ForwardPass& fp, const Tensor& q, const Tensor& k, const Tensor& 
   a.causal = s.causal;
   a.window_left = s.window_left;
   a.window_right = s.window_right;
+  if (!s.prefix_k.empty()) {
+    EMBED_CHECK(s.prefix_k.rows == fp.batch.n_seqs && s.prefix_k.cols == k.cols && s.prefix_v.rows == s.prefix_k.rows &&
+                    s.prefix_v.cols == v.cols,
+                "attention: prefix k/v shapes");
+    a.prefix_k = s.prefix_k;
+    a.prefix_v = s.prefix_v;
+    a.prefix_bias = s.prefix_bias;
+  }
   fp.backend.attention(a);
+}
+
+Tensor pool_rows(ForwardPass& fp, const Tensor& x, PoolKind kind, const float* token_weights) {
+  EMBED_CHECK(x.rows == fp.batch.n_tokens, "pool_rows: x rows");
+  Tensor out = fp.ws.f32(fp.batch.n_seqs, x.cols);
+  PoolArgs a;
+  a.x = x;
+  a.cu_seqlens = fp.batch.cu_seqlens;
+  a.cu_seqlens_host = fp.batch.cu_seqlens_host;
+  a.n_seqs = fp.batch.n_seqs;
+  a.kind = kind;
+  a.token_weights = kind == PoolKind::Mean ? token_weights : nullptr;
+  a.y = out;
+  fp.backend.pool(a);
+  return out;
 }
 
 void activation(ForwardPass& fp, const Tensor& x, Tensor y, Activation act) {

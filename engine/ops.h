@@ -34,8 +34,18 @@ struct AttentionSpec {
   float scale = 1.0f;
   bool causal = false;
   int window_left = -1, window_right = -1;
+  // KV-Embedding prefix (AttentionArgs::prefix_k): [n_seqs, n_kv_heads * d_head] each, or empty.
+  Tensor prefix_k, prefix_v;
+  float prefix_bias = 0.0f;
+  // blocks::self_attention: take the prefix from the last token's key and value of each sequence
+  // (KV-Embedding's re-routing at this layer; ForwardPass::kv).
+  bool reroute_last_kv = false;
 };
 void attention(ForwardPass& fp, const Tensor& q, const Tensor& k, const Tensor& v, Tensor out, const AttentionSpec& spec);
+
+// [n_tokens, d] -> [n_seqs, d] in workspace memory: each sequence's mean (token_weights: see
+// PoolArgs), first or last row.
+Tensor pool_rows(ForwardPass& fp, const Tensor& x, PoolKind kind, const float* token_weights = nullptr);
 
 void activation(ForwardPass& fp, const Tensor& x, Tensor y, Activation act);
 void glu(ForwardPass& fp, const Tensor& gate, const Tensor& up, Tensor y, Activation act);

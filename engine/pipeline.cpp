@@ -99,10 +99,10 @@ Tokenized tokenize_texts(const Model& m, const ResolvedRequest& r, const std::ve
   out.seqs.reserve(texts.size());
   for (size_t i = 0; i < texts.size(); i++)
     for_input(i, [&] {
-      // The prompt is the model's or the caller's own: split_special applies to the text only.
+      // The prompt (or template) is the model's or the caller's own: split_special applies to the text only.
       tok::EncodeOptions eo;
       eo.split_special = r.split_special;
-      tok::Encoding e = tk.encode_template(r.prompt + texts[i], {{r.prompt.size(), r.prompt.size() + texts[i].size()}}, eo);
+      tok::Encoding e = tk.encode_template(r.prompt + texts[i] + r.prompt_suffix, {{r.prompt.size(), r.prompt.size() + texts[i].size()}}, eo);
       if (e.ids.empty()) throw InputError(ErrorKind::InvalidArgument, static_cast<int64_t>(i), "text " + std::to_string(i) + " gives no tokens");
       if (static_cast<int64_t>(e.ids.size()) > r.max_tokens) {
         if (!r.truncate) too_long(i, "text", e.ids.size(), r.max_tokens);
@@ -177,6 +177,7 @@ PassOptions pass_options(const ResolvedRequest& r) {
   p.pooling = r.pooling;
   p.exclude_special = r.exclude_special;
   p.keep_hidden = r.hidden_states;
+  p.kv = r.kv;
   return p;
 }
 
@@ -225,6 +226,15 @@ void finish_rows(const float* in, int64_t rows, int64_t cols, const RowFinish& f
   }
 }
 
+void quantize_output(Embeddings& e, const RowFinish& f) {
+  e.precision = f.precision;
+  if (f.precision == Precision::Float32) return;
+  e.code_bytes = code_bytes(f.precision, e.cols);
+  e.codes.resize(static_cast<size_t>(e.rows * e.code_bytes));
+  quantize_rows(e.data.data(), e.rows, e.cols, f.precision, f.ranges.get(), e.codes.data());
+  std::vector<float>().swap(e.data);
+}
+
 Embeddings run_request(Runner& runner, const ResolvedRequest& r, Tokenized t, const RunSettings& s) {
   Embeddings out;
   out.warnings = std::move(t.warnings);
@@ -261,6 +271,7 @@ Embeddings run_request(Runner& runner, const ResolvedRequest& r, Tokenized t, co
     done += batch.size();
     if (s.progress) s.progress(done, seqs.size());
   }
+  quantize_output(out, r.finish);
   return out;
 }
 

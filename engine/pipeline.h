@@ -60,6 +60,9 @@ inline int64_t finished_width(int64_t cols, const RowFinish& f) { return f.dims 
 // 1 L1, 2 L2, p > 2 p-norm; accumulated in double; a zero row stays zero). `out` may alias `in`.
 void finish_rows(const float* in, int64_t rows, int64_t cols, const RowFinish& f, float* out);
 
+// Quantizes finished float rows to f.precision (nothing for float32): e.data -> e.codes.
+void quantize_output(Embeddings& e, const RowFinish& f);
+
 // Runs the sequences of one request in batches and returns its rows in input order, finished.
 Embeddings run_request(Runner& runner, const ResolvedRequest& r, Tokenized t, const RunSettings& s);
 

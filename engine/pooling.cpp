@@ -7,18 +7,15 @@
 namespace embed {
 namespace {
 
-Tensor pool_rows(ForwardPass& fp, const Tensor& hidden, PoolKind kind, const float* weights) {
-  Tensor out = fp.ws.f32(fp.batch.n_seqs, hidden.cols);
-  PoolArgs a;
-  a.x = hidden;
-  a.cu_seqlens = fp.batch.cu_seqlens;
-  a.cu_seqlens_host = fp.batch.cu_seqlens_host;
-  a.n_seqs = fp.batch.n_seqs;
-  a.kind = kind;
-  a.token_weights = kind == PoolKind::Mean ? weights : nullptr;
-  a.y = out;
-  fp.backend.pool(a);
-  return out;
+using ops::pool_rows;
+
+// (last token + mean over the tokens) / 2 per sequence: KV-Embedding's hybrid pooling.
+Tensor hybrid(ForwardPass& fp, const Tensor& hidden, const float* weights) {
+  Tensor last = pool_rows(fp, hidden, PoolKind::Last);
+  Tensor mean = pool_rows(fp, hidden, PoolKind::Mean, weights);
+  ops::add(fp, last, mean, last);
+  ops::scale(fp, last, last, 0.5f);
+  return last;
 }
 
 Tensor rank_head(ForwardPass& fp, const ModelInfo& info, const Tensor& hidden) {
@@ -54,6 +51,7 @@ Tensor pool_outputs(ForwardPass& fp, const ModelInfo& info, const Tensor& hidden
     case Pooling::Cls: x = pool_rows(fp, hidden, PoolKind::First, nullptr); break;
     case Pooling::Last: x = pool_rows(fp, hidden, PoolKind::Last, nullptr); break;
     case Pooling::Rank: x = rank_head(fp, info, hidden); break;
+    case Pooling::Hybrid: x = hybrid(fp, hidden, spec.token_weights); break;
   }
   if (spec.pooling != Pooling::None && spec.pooling != Pooling::Rank) {
     for (const DenseLayer& d : info.post_pool) {

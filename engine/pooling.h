@@ -1,4 +1,4 @@
-// From final hidden states to one output row per sequence: pooling (mean, first/cls, last), the
+// From final hidden states to one output row per sequence: pooling (mean, first/cls, last, hybrid), the
 // rank (classifier) head and the post-pooling projections. Runs on the backend; the caller
 // downloads the result once and finishes each row (engine/pipeline.h: finish_rows).
 #pragma once

@@ -2,6 +2,9 @@
 // messages for every front end.
 #include "engine/request.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include "engine/api.h"
 #include "engine/prompts.h"
 
@@ -9,6 +12,47 @@ namespace embed {
 namespace {
 
 [[noreturn]] void invalid(const std::string& message) { fail(ErrorKind::InvalidArgument, message); }
+
+void check_precision(const Request& r, ResolvedRequest& out, int64_t width, Task task) {
+  const std::string name = precision_name(r.precision);
+  if (r.precision != Precision::Float32 && task == Task::Rerank) invalid("precision " + name + " applies to embeddings, not to rerank scores");
+  if (r.precision != Precision::Float32 && out.pooling == Pooling::None)
+    invalid("precision " + name + " applies to pooled vectors, not to pooling none");
+  const bool ranged = r.precision == Precision::Int8 || r.precision == Precision::Uint8;
+  if (ranged && !r.ranges)
+    invalid("precision " + name + " needs calibration ranges (embed calibrate MODEL texts.txt -o ranges.json, then --ranges ranges.json)");
+  if (!ranged && r.ranges) invalid("ranges apply to precision int8 and uint8, not " + name);
+  if (ranged && r.ranges->dims() != width)
+    invalid("ranges have " + std::to_string(r.ranges->dims()) + " dimensions but the output has " + std::to_string(width) +
+            " (calibrate with the same --dims)");
+  out.finish.precision = r.precision;
+  out.finish.ranges = r.ranges;
+}
+
+// The default KV-Embedding band: the middle third of the layers (at least one layer).
+std::pair<int, int> middle_third(int64_t n_layers) {
+  const int begin = static_cast<int>(n_layers / 3);
+  return {begin, std::max(begin, static_cast<int>(2 * n_layers / 3) - 1)};
+}
+
+void check_kv(const ModelDescription& d, const Request& r, ResolvedRequest& out, Task task) {
+  if (!r.kv_embedding) {
+    if (r.kv_layers || r.kv_bias) invalid("kv_layers and kv_bias apply with kv_embedding");
+    return;
+  }
+  if (task == Task::Rerank) invalid("kv_embedding applies to embeddings, not to reranking");
+  if (!d.causal) invalid("kv_embedding needs a decoder (causal attention); this " + d.arch + " model is bidirectional already");
+  if (d.kernels == "cuda") fail(ErrorKind::Unsupported, "kv_embedding runs on the CPU backend only in this build");
+  if (out.pooling != Pooling::Hybrid && out.pooling != Pooling::Mean && out.pooling != Pooling::Last)
+    invalid(std::string("pooling ") + pooling_name(out.pooling) + " is not defined for kv_embedding (hybrid, mean or last)");
+  const auto [first, last] = r.kv_layers.value_or(middle_third(d.n_layers));
+  if (first < 0 || first > last || last >= d.n_layers)
+    invalid("kv_layers " + std::to_string(first) + "-" + std::to_string(last) + " is not a band inside 0-" + std::to_string(d.n_layers - 1) +
+            " for this model");
+  const float bias = r.kv_bias.value_or(1.0f);
+  if (!std::isfinite(bias)) invalid("kv_bias must be a finite number");
+  out.kv = KvRouting{first, last, bias};
+}
 
 }  // namespace
 
@@ -34,11 +78,13 @@ ResolvedRequest resolve_request(const ModelDescription& d, const Request& r, Tas
     if (d.n_cls_out == 0) invalid(d.path + " has no classifier head (cls / cls.output): it is not a reranker");
     if (r.pooling && *r.pooling != Pooling::Rank)
       invalid(std::string("pooling ") + pooling_name(*r.pooling) + " does not score pairs: reranking uses rank pooling");
-    if (r.prompt || !r.prompt_name.empty()) invalid("prompt and prompt_name apply to embedding, not to reranking");
+    if (r.prompt || !r.prompt_name.empty() || r.prompt_template)
+      invalid("prompt, prompt_name and prompt_template apply to embedding, not to reranking");
     out.pooling = Pooling::Rank;
   } else {
-    out.pooling = r.pooling.value_or(d.default_pooling);
+    out.pooling = r.pooling.value_or(r.kv_embedding ? Pooling::Hybrid : d.default_pooling);
   }
+  check_kv(d, r, out, task);
   if (out.pooling == Pooling::Rank && d.n_cls_out == 0)
     invalid("pooling rank needs a classifier head (cls / cls.output tensors), which this model does not have");
   if (r.exclude_special && out.pooling != Pooling::Mean)
@@ -53,6 +99,7 @@ ResolvedRequest resolve_request(const ModelDescription& d, const Request& r, Tas
   if (r.dimensions < 0 || r.dimensions > width)
     invalid("dimensions " + std::to_string(r.dimensions) + " is outside 1.." + std::to_string(width) + " for this model");
   out.finish.dims = r.dimensions;
+  check_precision(r, out, r.dimensions > 0 ? r.dimensions : width, task);
 
   if (r.max_tokens < 0) invalid("max_tokens " + std::to_string(r.max_tokens) + " must be positive");
   if (r.max_tokens > d.n_ctx)
@@ -61,7 +108,17 @@ ResolvedRequest resolve_request(const ModelDescription& d, const Request& r, Tas
   out.truncate = r.truncate;
   out.truncation_direction = r.truncation_direction;
   out.split_special = r.split_special;
-  if (task == Task::Embed) out.prompt = resolve_prompt(d.prompts, r.prompt, r.prompt_name);
+  if (task == Task::Embed && r.prompt_template) {
+    const std::string& t = *r.prompt_template;
+    if (r.prompt || !r.prompt_name.empty()) invalid("give either prompt_template or a prompt (prompt, prompt_name), not both");
+    const size_t slot = t.find("{text}");
+    if (slot == std::string::npos || t.find("{text}", slot + 1) != std::string::npos)
+      invalid("prompt_template must contain {text} exactly once: '" + t + "'");
+    out.prompt = t.substr(0, slot);
+    out.prompt_suffix = t.substr(slot + 6);
+  } else if (task == Task::Embed) {
+    out.prompt = resolve_prompt(d.prompts, r.prompt, r.prompt_name);
+  }
   return out;
 }
 

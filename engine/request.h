@@ -6,10 +6,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "engine/model.h"
+#include "engine/quantize.h"
 #include "tokenizer/tokenizer.h"
 
 namespace embed {
@@ -32,6 +35,11 @@ struct Request {
   std::optional<int> normalize;    // -1 none, 0 max-abs int16 range, 1 L1, 2 L2, > 2 p-norm;
                                    // default 2, none for rank pooling
   int dimensions = 0;              // Matryoshka: the first `dimensions` values, then normalize (0 = all)
+  // Output precision of pooled rows (Embed only), applied last (engine/quantize.h): int8 / uint8
+  // need calibration ranges of the output width (embed calibrate); rows then come as
+  // Embeddings::codes instead of floats.
+  Precision precision = Precision::Float32;
+  std::shared_ptr<const QuantizationRanges> ranges;
   // Tokenization and length.
   int64_t max_tokens = 0;          // per input (per query+document); 0 = the model's context length
   bool truncate = false;           // false: an input longer than max_tokens is an error
@@ -45,12 +53,23 @@ struct Request {
   // model's prompts, then the presets of engine/prompts.h) > the model's default prompt > none.
   std::optional<std::string> prompt;
   std::string prompt_name;
+  // Prompt template instead of a prompt (Embed only): the text goes where "{text}" stands (exactly
+  // once), e.g. PromptEOL's 'This sentence: "{text}" means in one word: "'. Any pooling.
+  std::optional<std::string> prompt_template;
+  // KV-Embedding (arXiv 2601.01046; decoders only, Embed only): at layers kv_layers (first, last;
+  // default: the middle third of the layers) each sequence's last key and value become a prefix
+  // position with logit bias kv_bias (default 1.0). Pooling: hybrid by default; mean, last too.
+  bool kv_embedding = false;
+  std::optional<std::pair<int, int>> kv_layers;
+  std::optional<float> kv_bias;
 };
 
-// How pooled rows are finished (Matryoshka truncation, then normalization).
+// How pooled rows are finished (Matryoshka truncation, then normalization, then quantization).
 struct RowFinish {
   int normalize = 2;
   int dims = 0;  // 0 = the full width
+  Precision precision = Precision::Float32;
+  std::shared_ptr<const QuantizationRanges> ranges;  // int8 / uint8
 };
 
 // A Request checked against a model, with every default filled in.
@@ -64,7 +83,9 @@ struct ResolvedRequest {
   bool truncate = false;
   TruncationDirection truncation_direction = TruncationDirection::Right;
   bool split_special = false;
-  std::string prompt;      // resolved text ("" = none)
+  std::string prompt;      // resolved text before the input ("" = none)
+  std::string prompt_suffix;  // after the input (the rest of a prompt template)
+  KvRouting kv;            // off unless kv_embedding
 };
 
 // The validation of every front end. Throws embed::Error(InvalidArgument) whose message starts

@@ -62,6 +62,8 @@ void Runner::validate(const std::vector<SequenceInput>& seqs, const PassOptions&
     fail(ErrorKind::InvalidArgument, "rank pooling needs a classifier head (cls / cls.output tensors), which this model does not have");
   if (o.exclude_special && o.pooling != Pooling::Mean)
     fail(ErrorKind::InvalidArgument, "leaving special tokens out applies to mean pooling only");
+  if (o.kv.on() && (!info.causal || o.kv.layer_begin < 0 || o.kv.layer_end >= info.n_layers))
+    fail(ErrorKind::InvalidArgument, "KV-Embedding needs a causal model and layers inside 0.." + std::to_string(info.n_layers - 1));
   if (info.causal && o.pooling == Pooling::Cls)
     out.warnings.push_back("cls pooling on a causal model: the first token cannot see the rest of the text, so its vector "
                            "ignores the text (use last or mean pooling)");
@@ -104,7 +106,7 @@ RunOutput Runner::run(const std::vector<SequenceInput>& seqs, const PassOptions&
   bv.type_ids = upload_ints(types);
   bv.cu_seqlens = upload_ints(cu);
   bv.cu_seqlens_host = cu.data();
-  ForwardPass fp{*backend_, *ws_, bv};
+  ForwardPass fp{*backend_, *ws_, bv, o.kv};
 
   Tensor hidden = ws_->f32(n, info.d_model);
   model_->arch().forward(fp, hidden);

@@ -51,6 +51,7 @@ struct PassOptions {
   Pooling pooling = Pooling::Mean;
   bool exclude_special = false;   // mean pooling leaves out tokens marked special
   bool keep_hidden = false;       // also return the final hidden states of every token
+  KvRouting kv;                   // KV-Embedding re-routing (off by default)
 };
 
 struct RunOutput {

@@ -13,7 +13,7 @@ using Clock = std::chrono::steady_clock;
 double seconds_between(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
 
 bool same_pass(const PassOptions& a, const PassOptions& b) {
-  return a.pooling == b.pooling && a.exclude_special == b.exclude_special && a.keep_hidden == b.keep_hidden;
+  return a.pooling == b.pooling && a.exclude_special == b.exclude_special && a.keep_hidden == b.keep_hidden && a.kv == b.kv;
 }
 
 }  // namespace
@@ -205,7 +205,10 @@ void Scheduler::run_pass(std::vector<Slot>& pass) {
 }
 
 void Scheduler::complete(const std::shared_ptr<Job>& job) {
-  if (!job->outcome.error) job->outcome.rows = std::move(job->out);
+  if (!job->outcome.error) {
+    quantize_output(job->out, job->request.finish);
+    job->outcome.rows = std::move(job->out);
+  }
   Done done = std::move(job->done);
   JobOutcome outcome = std::move(job->outcome);
   job->out = Embeddings{};

@@ -1,4 +1,5 @@
-// Reference attention over packed sequences: full score row per query, softmax in double.
+// Reference attention over packed sequences: full score row per query, softmax in double. The
+// KV-Embedding prefix (AttentionArgs::prefix_k) is one more logit and value per query.
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -30,14 +31,26 @@ void attention(const AttentionArgs& a) {
           p[static_cast<size_t>(kj)] = dot * a.scale;
           mx = std::max(mx, p[static_cast<size_t>(kj)]);
         }
+        const float* pk = a.prefix_k.empty() ? nullptr : a.prefix_k.ptr<const float>() + s * a.prefix_k.cols + kvh * a.d_head;
+        const float* pv = a.prefix_v.empty() ? nullptr : a.prefix_v.ptr<const float>() + s * a.prefix_v.cols + kvh * a.d_head;
+        double prefix = 0;  // the prefix's logit, then its weight
+        if (pk) {
+          for (int d = 0; d < a.d_head; d++) prefix += static_cast<double>(q[d]) * pk[d];
+          prefix = prefix * a.scale + a.prefix_bias;
+          mx = std::max(mx, prefix);
+        }
         double sum = 0;
         for (double& v : p) {
           v = std::isinf(v) ? 0.0 : std::exp(v - mx);
           sum += v;
         }
+        if (pk) {
+          prefix = std::exp(prefix - mx);
+          sum += prefix;
+        }
         float* o = a.out.ptr<float>() + i * os + h * a.d_head;
         for (int d = 0; d < a.d_head; d++) {
-          double acc = 0;
+          double acc = pv ? prefix * pv[d] : 0.0;
           for (int j = begin; j < end; j++)
             acc += p[static_cast<size_t>(j - begin)] * a.v.ptr<const float>()[j * vs + kvh * a.d_head + d];
           o[d] = static_cast<float>(sum > 0 ? acc / sum : 0.0);

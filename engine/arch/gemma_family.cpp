@@ -82,6 +82,8 @@ void gemma_forward(ForwardPass& fp, const ModelTensors& t, const ArchParams& p, 
     const bool local = d.is_local[l];
     ops::AttentionSpec spec{static_cast<int>(p.n_heads), static_cast<int>(p.n_kv_heads), static_cast<int>(p.d_head), d.attn_scale,
                             causal};
+    spec.reroute_last_kv = fp.kv.at(static_cast<int64_t>(l));  // KV-Embedding
+    spec.prefix_bias = fp.kv.bias;
     if (local) {
       spec.window_left = window_left;
       spec.window_right = window_right;

@@ -59,10 +59,13 @@ class Decoder final : public Architecture {
     const float eps = p_.norm_eps;
     ops::gather(fp, t_.token_embd, fp.batch.ids, x);
     const int d_head = static_cast<int>(p_.d_head);
-    const ops::AttentionSpec spec{static_cast<int>(p_.n_heads), static_cast<int>(p_.n_kv_heads), d_head,
-                                  1.0f / std::sqrt(static_cast<float>(d_head)), true};
-    for (const LayerTensors& L : t_.layers) {
+    ops::AttentionSpec spec{static_cast<int>(p_.n_heads), static_cast<int>(p_.n_kv_heads), d_head,
+                            1.0f / std::sqrt(static_cast<float>(d_head)), true};
+    spec.prefix_bias = fp.kv.bias;
+    for (size_t l = 0; l < t_.layers.size(); l++) {
+      const LayerTensors& L = t_.layers[l];
       Workspace::Scope scope(fp.ws);
+      spec.reroute_last_kv = fp.kv.at(static_cast<int64_t>(l));  // KV-Embedding
       Tensor h = fp.ws.f32(x.rows, x.cols);
       ops::rms_norm(fp, x, L.attn_norm, h, eps);
       const Tensor a = blocks::self_attention(fp, h, L, spec, &rope_, eps);

@@ -7,6 +7,8 @@
 
 #include <cstdio>
 #include <fstream>
+#include <iterator>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -149,6 +151,13 @@ TEST_CASE("stdin, prefixes, normalization and dims reach the vectors", "[cli]") 
   r = run(kModel + " - -t 2 -f raw --prompt-name e5-query", kLines[0] + "\n");
   REQUIRE(r.code == 0);
   expect_rows(parse_lines(r.out, ' '), api_embed({"query: " + kLines[0]}));
+  // A template puts the line in its {text} slot.
+  r = run(kModel + " - -t 2 -f raw --template 'query: {text} (end)'", kLines[0] + "\n");
+  REQUIRE(r.code == 0);
+  expect_rows(parse_lines(r.out, ' '), api_embed({"query: " + kLines[0] + " (end)"}));
+  r = run(kModel + " - -t 2 -f raw --template ''", kLines[0] + "\n");
+  CHECK(r.code == 3);
+  CHECK_THAT(r.err, Catch::Contains("prompt_template must contain {text} exactly once"));
   r = run(kModel + " - -t 2 -f raw --prompt-name e5-query --prefix 'x'", kLines[0] + "\n");
   CHECK(r.code == 3);
   CHECK_THAT(r.err, Catch::Contains("either --prefix or --prompt-name"));
@@ -310,6 +319,78 @@ TEST_CASE("rerank prints documents best first with the model's scores", "[cli]")
   const Run top = run("rerank " + kModel + " " + docs + " --query 'Where is the cat?' --top-n 1 -f jsonl -t 2");
   REQUIRE(top.code == 0);
   CHECK(top.out == r.out.substr(0, r.out.find('\n') + 1));
+}
+
+TEST_CASE("precision: calibrate, then int8 / uint8 / binary / ubinary rows in every format equal the API's codes", "[cli][quantize]") {
+  std::string text;
+  for (const std::string& l : kLines) text += l + "\n";
+  const std::string input = write_input("prec.txt", text);
+  const std::string ranges = "/tmp/embed_cli_test_" + std::to_string(::getpid()) + "_ranges.json";
+  Run r = run("calibrate " + kModel + " " + input + " -t 2 --dims 12 -o " + ranges);
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(std::ifstream(ranges));
+  CHECK(j.at("embed_quantization_ranges") == 1);
+  CHECK(j.at("dimensions") == 12);
+  CHECK(j.at("count") == kLines.size());
+  CHECK(j.at("model") == "model.gguf");
+  CHECK(j.at("pooling") == "mean");
+  const Embeddings floats = api_embed(kLines, 2, false, [] { Request q; q.dimensions = 12; return q; }());
+  const QuantizationRanges want_ranges = ranges_from_rows(floats.data.data(), floats.rows, floats.cols);
+  CHECK(j.at("min").get<std::vector<float>>() == want_ranges.min);
+  CHECK(j.at("max").get<std::vector<float>>() == want_ranges.max);
+
+  for (const char* name : {"int8", "uint8", "binary", "ubinary"}) {
+    INFO(name);
+    Request q;
+    q.dimensions = 12;
+    REQUIRE(parse_precision(name, &q.precision));
+    const bool ranged = q.precision == Precision::Int8 || q.precision == Precision::Uint8;
+    if (ranged) q.ranges = std::make_shared<QuantizationRanges>(load_ranges(ranges));
+    const Embeddings want = api_embed(kLines, 2, false, q);
+    const std::string flags = " -t 2 --dims 12 --precision " + std::string(name) + (ranged ? " --ranges " + ranges : "");
+    std::vector<std::vector<int>> want_rows;
+    for (int64_t i = 0; i < want.rows; i++) {
+      std::vector<int> row;
+      for (int64_t b = 0; b < want.code_bytes; b++)
+        row.push_back(precision_signed(want.precision) ? static_cast<int8_t>(want.code_row(i)[b]) : want.code_row(i)[b]);
+      want_rows.push_back(row);
+    }
+    r = run(kModel + " " + input + flags);
+    REQUIRE(r.code == 0);
+    std::istringstream in(r.out);
+    std::string line;
+    for (size_t i = 0; std::getline(in, line); i++) CHECK(nlohmann::json::parse(line).at("embedding").get<std::vector<int>>() == want_rows[i]);
+    r = run(kModel + " " + input + flags + " -f csv");
+    REQUIRE(r.code == 0);
+    const auto csv = parse_lines(r.out, ',');
+    REQUIRE(csv.size() == want_rows.size());
+    for (size_t i = 0; i < csv.size(); i++) CHECK(std::vector<int>(csv[i].begin(), csv[i].end()) == want_rows[i]);
+    const std::string npy = "/tmp/embed_cli_test_" + std::to_string(::getpid()) + "_q.npy";
+    r = run(kModel + " " + input + flags + " -f npy -o " + npy);
+    REQUIRE(r.code == 0);
+    std::ifstream f(npy, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    const size_t header = 10 + (static_cast<uint8_t>(bytes[8]) | static_cast<uint8_t>(bytes[9]) << 8);
+    CHECK_THAT(bytes.substr(10, header - 10),
+               Catch::Contains(std::string("'descr': '") + (precision_signed(want.precision) ? "|i1" : "|u1") + "'") &&
+                   Catch::Contains("'shape': (4, " + std::to_string(want.code_bytes) + ")"));
+    CHECK(bytes.substr(header) == std::string(want.codes.begin(), want.codes.end()));
+  }
+  r = run(kModel + " " + input + " -t 2 --precision int4");
+  CHECK(r.code == 3);
+  CHECK_THAT(r.err, Catch::Contains("unknown --precision 'int4' (float32, int8, uint8, binary, ubinary)"));
+  r = run(kModel + " " + input + " -t 2 --precision int8");
+  CHECK(r.code == 3);
+  CHECK_THAT(r.err, Catch::Contains("precision int8 needs calibration ranges"));
+  r = run(kModel + " " + input + " -t 2 --precision int8 --ranges " + ranges);  // calibrated at 12 dims
+  CHECK(r.code == 3);
+  CHECK_THAT(r.err, Catch::Contains("ranges have 12 dimensions but the output has"));
+  r = run(kModel + " " + input + " -t 2 --precision binary --similarity");
+  CHECK(r.code == 3);
+  CHECK_THAT(r.err, Catch::Contains("--similarity compares float vectors"));
+  r = run("calibrate " + kModel + " " + input + " -t 2");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Catch::Contains("--out") && Catch::Contains("is required"));
 }
 
 // The kernel level: `embed info` reports the one the backend would choose (cpu/isa.h), EMBED_ISA

@@ -3,7 +3,9 @@
 // symmetric), d_head 16..256. Tolerance from the maths: a score s = scale * q.k has an f32 error
 // <= d eps scale sum|q k| <= d eps scale d (inputs in [-1,1]); softmax turns a score error e into
 // a relative probability error of about 2e, and the output is a convex mix of v rows (|v| <= 1),
-// so |err| <= 2 d^2 eps scale + (len + 8) eps.
+// so |err| <= 2 d^2 eps scale + (len + 8) eps. The KV-Embedding prefix (one more key and value per
+// sequence, with a logit bias) is one more term of the same sums; the reference's prefix is
+// checked against the same sequence with the prefix inserted as its first token, and by hand.
 #include "cpu/ref/ref.h"
 #include "tests/kernels/harness.h"
 
@@ -17,6 +19,8 @@ struct Case {
   int n_heads, n_kv_heads, d_head;
   bool causal;
   int window_left, window_right;
+  bool prefix = false;  // a KV-Embedding prefix key/value per sequence
+  float prefix_bias = 0.0f;
 };
 
 // offset: q, k, v and out start this many floats into their buffers (production passes row-offset
@@ -46,6 +50,14 @@ void run_case(const Case& c, uint32_t seed, int64_t offset = 0) {
   ra.causal = c.causal;
   ra.window_left = c.window_left;
   ra.window_right = c.window_right;
+  std::vector<float> pk, pv;
+  if (c.prefix) {
+    pk = random_floats(seed + 3, c.lens.size() * static_cast<size_t>(kc));
+    pv = random_floats(seed + 4, c.lens.size() * static_cast<size_t>(kc));
+    ra.prefix_k = host_tensor(pk, static_cast<int64_t>(c.lens.size()), kc);
+    ra.prefix_v = host_tensor(pv, static_cast<int64_t>(c.lens.size()), kc);
+    ra.prefix_bias = c.prefix_bias;
+  }
   cpu::ref::attention(ra);
   const double d = c.d_head;
   for (auto& bt : backends_under_test()) {
@@ -54,7 +66,7 @@ void run_case(const Case& c, uint32_t seed, int64_t offset = 0) {
     // probability error of about 2e, moving the output (a convex mix of v rows, |v| <= 1) by 2e;
     // P . V then adds its own sum of len products with sum p |v| <= sum p, divided by sum p.
     const double atol = 2 * ra.scale * product_sum_tolerance(bt, c.d_head, d) +
-                        product_sum_tolerance(bt, ra.max_seqlen, 1.0) + 8 * kF32Eps;
+                        product_sum_tolerance(bt, ra.max_seqlen + (c.prefix ? 1 : 0), 1.0) + 8 * kF32Eps;
     DeviceArena arena(*bt.backend);
     AttentionArgs a = ra;
     a.q = arena.upload_offset(ra.q, offset);
@@ -62,8 +74,12 @@ void run_case(const Case& c, uint32_t seed, int64_t offset = 0) {
     a.v = arena.upload_offset(ra.v, offset);
     a.out = arena.poisoned_offset(DType::F32, n, qc, offset);
     a.cu_seqlens = arena.upload_ints(cu);
+    if (c.prefix) {
+      a.prefix_k = arena.upload(ra.prefix_k);
+      a.prefix_v = arena.upload(ra.prefix_v);
+    }
     bt.backend->attention(a);
-    std::string what = bt.name + " attention heads " + std::to_string(c.n_heads) + "/" + std::to_string(c.n_kv_heads) +
+    std::string what = bt.name + (c.prefix ? " prefix bias " + std::to_string(c.prefix_bias) : std::string()) + " attention heads " + std::to_string(c.n_heads) + "/" + std::to_string(c.n_kv_heads) +
                        " d_head " + std::to_string(c.d_head) + (c.causal ? " causal" : " bidirectional") + " window " +
                        std::to_string(c.window_left) + "/" + std::to_string(c.window_right);
     const std::vector<float> got = arena.download(a.out);
@@ -143,4 +159,85 @@ TEST_CASE("attention output of a sequence does not depend on its neighbours", "[
       CHECK(std::memcmp(packed.data(), alone.data(), packed.size() * 4) == 0);
     }
   }
+}
+
+TEST_CASE("attention with a KV-Embedding prefix matches the reference on packed varlen batches", "[kernels][attention][kv]") {
+  const std::vector<Case> cases = {
+      {{1}, 1, 1, 16, true, -1, -1, true, 1.0f},
+      {{5, 1, 13, 2}, 4, 4, 64, true, -1, -1, true, 1.0f},
+      {{5, 1, 13, 2}, 4, 4, 64, false, -1, -1, true, -0.5f},
+      {{31, 7, 40}, 8, 2, 32, true, -1, -1, true, 2.0f},   // GQA 4:1
+      {{70, 9}, 2, 2, 64, true, 15, -1, true, 1.0f},       // sliding window: the prefix stays visible
+      {{130, 3}, 4, 1, 256, true, 63, -1, true, 0.5f},     // Gemma-like head size
+      {{200, 17}, 2, 2, 16, true, -1, -1, true, 3.0f},     // longer than one query block
+      {{9, 12}, 2, 1, 48, true, -1, -1, true, 1.0f},       // AMX: 48 is not a multiple of 32 (AVX-512 path)
+      {{9, 12}, 2, 1, 24, true, -1, -1, true, 1.0f},       // not a multiple of 16: the scalar path
+  };
+  uint32_t seed = 311;
+  for (const Case& c : cases) run_case(c, seed += 10);
+}
+
+TEST_CASE("reference prefix: the same as the prefix inserted as each sequence's first token", "[kernels][attention][kv]") {
+  // With bias 0, a prefix position is one more key every query sees: causal attention over
+  // [prefix, tokens...] gives the tokens' rows. Three sequences with different prefixes: a row
+  // that read a neighbour's prefix would differ.
+  const std::vector<int32_t> lens = {4, 1, 7};
+  const int h = 2, kvh = 1, dh = 8;
+  std::vector<int32_t> cu{0}, cu_ins{0};
+  for (int32_t l : lens) cu.push_back(cu.back() + l), cu_ins.push_back(cu_ins.back() + l + 1);
+  const int64_t n = cu.back(), n_ins = cu_ins.back(), qc = h * dh, kc = kvh * dh;
+  std::vector<float> q = random_floats(5, static_cast<size_t>(n * qc)), k = random_floats(6, static_cast<size_t>(n * kc)),
+                     v = random_floats(7, static_cast<size_t>(n * kc)), pk = random_floats(8, lens.size() * kc),
+                     pv = random_floats(9, lens.size() * kc);
+  std::vector<float> qi, ki, vi;  // inserted: each sequence's prefix row, then its tokens (a zero query)
+  for (size_t s = 0; s < lens.size(); s++) {
+    qi.insert(qi.end(), qc, 0.0f);
+    ki.insert(ki.end(), pk.begin() + s * kc, pk.begin() + (s + 1) * kc);
+    vi.insert(vi.end(), pv.begin() + s * kc, pv.begin() + (s + 1) * kc);
+    qi.insert(qi.end(), q.begin() + cu[s] * qc, q.begin() + cu[s + 1] * qc);
+    ki.insert(ki.end(), k.begin() + cu[s] * kc, k.begin() + cu[s + 1] * kc);
+    vi.insert(vi.end(), v.begin() + cu[s] * kc, v.begin() + cu[s + 1] * kc);
+  }
+  std::vector<float> got(static_cast<size_t>(n * qc)), want(static_cast<size_t>(n_ins * qc));
+  AttentionArgs a;
+  a.n_seqs = static_cast<int>(lens.size());
+  a.max_seqlen = 8;
+  a.n_heads = h;
+  a.n_kv_heads = kvh;
+  a.d_head = dh;
+  a.scale = 0.4f;
+  a.causal = true;
+  AttentionArgs b = a;
+  a.q = host_tensor(q, n, qc), a.k = host_tensor(k, n, kc), a.v = host_tensor(v, n, kc), a.out = host_tensor(got, n, qc);
+  a.cu_seqlens = a.cu_seqlens_host = cu.data();
+  a.prefix_k = host_tensor(pk, 3, kc), a.prefix_v = host_tensor(pv, 3, kc);
+  b.q = host_tensor(qi, n_ins, qc), b.k = host_tensor(ki, n_ins, kc), b.v = host_tensor(vi, n_ins, kc), b.out = host_tensor(want, n_ins, qc);
+  b.cu_seqlens = b.cu_seqlens_host = cu_ins.data();
+  cpu::ref::attention(a);
+  cpu::ref::attention(b);
+  for (size_t s = 0; s < lens.size(); s++)
+    for (int64_t i = 0; i < lens[s]; i++)
+      for (int64_t c = 0; c < qc; c++) {
+        INFO("sequence " << s << " token " << i << " col " << c);
+        REQUIRE(got[(cu[s] + i) * qc + c] == Approx(want[(cu_ins[s] + 1 + i) * qc + c]).margin(1e-6));
+      }
+}
+
+TEST_CASE("reference prefix bias by hand: a zero query weighs the prefix e^b against 1 per key", "[kernels][attention][kv]") {
+  // q = 0: every key's logit is 0 and the prefix's is b, so out = (e^b v_p + sum_j v_j) / (e^b + n).
+  const int dh = 4, len = 3;
+  const float bias = 1.5f;
+  std::vector<float> q(len * dh, 0.0f), k = random_floats(1, len * dh), v = {1, 0, 0, 2, 0, 1, 0, 2, 0, 0, 1, 2};
+  std::vector<float> pk = {0.3f, -0.2f, 0.9f, 0.1f}, pv = {4, 4, 4, -8}, out(len * dh);
+  std::vector<int32_t> cu = {0, len};
+  AttentionArgs a;
+  a.q = host_tensor(q, len, dh), a.k = host_tensor(k, len, dh), a.v = host_tensor(v, len, dh), a.out = host_tensor(out, len, dh);
+  a.cu_seqlens = a.cu_seqlens_host = cu.data();
+  a.n_seqs = 1, a.max_seqlen = len, a.n_heads = 1, a.n_kv_heads = 1, a.d_head = dh, a.scale = 0.5f;
+  a.prefix_k = host_tensor(pk, 1, dh), a.prefix_v = host_tensor(pv, 1, dh), a.prefix_bias = bias;
+  cpu::ref::attention(a);  // bidirectional: every query sees all 3 keys
+  const double w = std::exp(1.5);
+  const double want[4] = {(4 * w + 1) / (w + 3), (4 * w + 1) / (w + 3), (4 * w + 1) / (w + 3), (-8 * w + 6) / (w + 3)};
+  for (int i = 0; i < len; i++)
+    for (int c = 0; c < dh; c++) CHECK(out[i * dh + c] == Approx(want[c]).epsilon(1e-6));
 }

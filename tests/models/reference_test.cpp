@@ -5,6 +5,9 @@
 // the maximum absolute difference per model and output (the numbers in the closing notes).
 // Also against llama.cpp's vectors from the same model.gguf (llamacpp_*.npy), within a bound
 // derived from the precision llama.cpp computes in.
+// KV-Embedding (kv_embedding.json: HF with the re-routing written by hand in
+// tools/refgen/make_kv_embedding.py) and hybrid pooling ((last + mean) / 2 of the fixture's own
+// pooled rows) on the decoders, by the same measure.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -30,17 +33,21 @@ struct Stat {
   }
 };
 
+PassOptions pooled_by(Pooling p) {
+  PassOptions o;
+  o.pooling = p;
+  return o;
+}
+
 std::vector<SequenceInput> inputs(const Fixture& f) {
   std::vector<SequenceInput> seqs;
   for (const FixtureCase& c : f.cases) seqs.push_back(SequenceInput{c.ids, c.type_ids, {}});
   return seqs;
 }
 
-void check_pooled(Runner& r, const Fixture& f, Pooling p, const NpyArray& want, const std::string& what) {
+void check_pooled(Runner& r, const Fixture& f, const PassOptions& o, const NpyArray& want, const std::string& what) {
   REQUIRE(want.rows() == static_cast<int64_t>(f.cases.size()));
   const std::vector<SequenceInput> seqs = inputs(f);
-  PassOptions o;
-  o.pooling = p;
   Stat alone, batched;
   const RunOutput all = r.run(seqs, o);
   REQUIRE(all.cols == want.cols());
@@ -107,7 +114,7 @@ TEST_CASE("tiny models match their reference implementation", "[models][referenc
       if (f.has("hidden.npy")) check_hidden(r, f, f.npy("hidden.npy"));
       const std::map<std::string, Pooling> kinds = {{"mean", Pooling::Mean}, {"cls", Pooling::Cls}, {"last", Pooling::Last}};
       for (const auto& [name, p] : kinds)
-        if (f.has("pooled_" + name + ".npy")) check_pooled(r, f, p, f.npy("pooled_" + name + ".npy"), "pooled " + name);
+        if (f.has("pooled_" + name + ".npy")) check_pooled(r, f, pooled_by(p), f.npy("pooled_" + name + ".npy"), "pooled " + name);
       if (f.has("scores_rank.npy")) check_scores(r, f, f.npy("scores_rank.npy"));
     }
     checked++;
@@ -195,4 +202,31 @@ TEST_CASE("tiny models match llama.cpp's vectors within llama.cpp's precision", 
     checked++;
   }
   CHECK(checked >= 6);  // every tiny fixture carries llama.cpp's vectors
+}
+
+TEST_CASE("KV-Embedding on the tiny decoders matches HF with the re-routing by hand", "[models][reference][kv]") {
+  int checked = 0;
+  for (const std::string& dir : fixture_dirs()) {
+    const Fixture f = load_fixture(dir);
+    if (!f.has("kv_embedding.json")) continue;
+    SECTION(f.model) {
+      BackendOptions bo;
+      bo.threads = 2;
+      Runner r(LoadedModel::load(dir + "/model.gguf", bo), 2);
+      const auto meta = nlohmann::json::parse(std::ifstream(dir + "/kv_embedding.json"));
+      for (const auto& c : meta.at("configs")) {
+        PassOptions o;
+        REQUIRE(parse_pooling(c.at("pooling").get<std::string>(), &o.pooling));
+        o.kv = KvRouting{c.at("layers")[0].get<int>(), c.at("layers")[1].get<int>(), c.at("bias").get<float>()};
+        check_pooled(r, f, o, f.npy(c.at("file").get<std::string>()), "kv " + c.at("file").get<std::string>());
+      }
+      // Hybrid pooling without re-routing: the mean of the fixture's last-token and mean rows.
+      NpyArray hybrid = f.npy("pooled_last.npy");
+      const NpyArray mean = f.npy("pooled_mean.npy");
+      for (size_t i = 0; i < hybrid.data.size(); i++) hybrid.data[i] = (hybrid.data[i] + mean.data[i]) / 2;
+      check_pooled(r, f, pooled_by(Pooling::Hybrid), hybrid, "pooled hybrid");
+    }
+    checked++;
+  }
+  CHECK(checked == 3);  // tiny-llama, tiny-qwen2, tiny-qwen3-embed
 }

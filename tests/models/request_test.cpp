@@ -1,11 +1,13 @@
 // The request type and the one pipeline: resolve_request's checks and defaults, prompts (model
 // metadata > presets, the precedence rule, bad metadata refused at load), truncation direction
-// through the API on hand-worked ids, finish_rows on hand-computed values, and rows of different
-// requests sharing one forward pass bit-identical to each request run alone.
+// through the API on hand-worked ids, finish_rows on hand-computed values, rows of different
+// requests sharing one forward pass bit-identical to each request run alone, and output precision.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <memory>
 
 #include "engine/api.h"
 #include "engine/pipeline.h"
@@ -133,10 +135,13 @@ TEST_CASE("resolve_request: defaults and one message per bad field", "[api][requ
   CHECK(rr.finish.normalize == -1);
   q = {};
   q.prompt_name = "e5-query";
-  CHECK(message(q, Task::Rerank) == "prompt and prompt_name apply to embedding, not to reranking");
+  CHECK(message(q, Task::Rerank) == "prompt, prompt_name and prompt_template apply to embedding, not to reranking");
   q = {};
   q.pooling = Pooling::Mean;
   CHECK_THAT(message(q, Task::Rerank), Catch::StartsWith("pooling mean does not score pairs"));
+  q = {};
+  q.precision = Precision::Binary;
+  CHECK(message(q, Task::Rerank) == "precision binary applies to embeddings, not to rerank scores");
   TruncationDirection dir;
   CHECK(parse_truncation_direction("Left", &dir));
   CHECK(dir == TruncationDirection::Left);
@@ -317,4 +322,161 @@ TEST_CASE("plan_batches: token budget and input cap, longest first; rows do not 
     CHECK(passes == (texts.size() + static_cast<size_t>(cap) - 1) / static_cast<size_t>(cap));
     same_rows(all.value(), capped.value());
   }
+}
+
+TEST_CASE("output precision: codes from the API's float rows, and the checks of resolve_request", "[api][request][quantize]") {
+  TempFile f(".gguf");
+  write_model(f.path);
+  const auto m = load(f.path);
+  Context ctx(m, 2);
+  const std::vector<std::string> texts = {"hello world", "foo bar foo bar", "a", "b c a b c"};
+  Request fr;
+  fr.dimensions = 12;  // Matryoshka first: 12 dims -> 2 bytes per binary row, the last half padded
+  const auto floats = ctx.embed(texts, fr);
+  REQUIRE(floats.ok());
+  const Embeddings& fe = floats.value();
+  // ubinary by hand: bit 7 of byte 0 is dimension 0; dimensions 12..15 of byte 1 are zero.
+  Request ub = fr;
+  ub.precision = Precision::Ubinary;
+  const auto bits = ctx.embed(texts, ub);
+  REQUIRE(bits.ok());
+  REQUIRE(bits.value().code_bytes == 2);
+  CHECK(bits.value().data.empty());
+  CHECK(bits.value().cols == 12);
+  for (int64_t r = 0; r < fe.rows; r++)
+    for (int64_t k = 0; k < 16; k++) {
+      const bool bit = (bits.value().code_row(r)[k / 8] >> (7 - k % 8)) & 1;
+      INFO("row " << r << " dim " << k);
+      CHECK(bit == (k < 12 && fe.row(r)[k] > 0.0f));
+    }
+  // int8 with ranges from these very rows: each dimension's minimum -> -128, maximum -> 127.
+  Request q8 = fr;
+  q8.precision = Precision::Int8;
+  q8.ranges = std::make_shared<QuantizationRanges>(ranges_from_rows(fe.data.data(), fe.rows, fe.cols));
+  const auto codes = ctx.embed(texts, q8);
+  REQUIRE(codes.ok());
+  for (int64_t k = 0; k < 12; k++) {
+    int lo = 127, hi = -128;
+    for (int64_t r = 0; r < fe.rows; r++) {
+      const int v = static_cast<int8_t>(codes.value().code_row(r)[k]);
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+    }
+    INFO("dim " << k);
+    CHECK(lo == -128);
+    CHECK(hi >= 126);  // (max - min) / step lands on 255 or, rounded down in float32, just under it
+  }
+  auto message = [&](const Request& q) {
+    const auto e = ctx.embed(texts, q);
+    return e.ok() ? std::string("(accepted)") : e.error().message;
+  };
+  Request bad = fr;
+  bad.precision = Precision::Uint8;
+  CHECK_THAT(message(bad), Catch::StartsWith("precision uint8 needs calibration ranges"));
+  bad.ranges = std::make_shared<QuantizationRanges>(ranges_from_rows(fe.data.data(), fe.rows, 8));
+  CHECK(message(bad) == "ranges have 8 dimensions but the output has 12 (calibrate with the same --dims)");
+  bad.precision = Precision::Binary;
+  CHECK(message(bad) == "ranges apply to precision int8 and uint8, not binary");
+  bad = {};
+  bad.precision = Precision::Binary;
+  bad.pooling = Pooling::None;
+  CHECK(message(bad) == "precision binary applies to pooled vectors, not to pooling none");
+  TokenBatch batch;
+  batch.add(0, {2, 4, 3});
+  const auto run = ctx.run(batch, ub);
+  REQUIRE_FALSE(run.ok());
+  CHECK_THAT(run.error().message, Catch::StartsWith("precision ubinary applies to embed and embed_ids"));
+}
+
+TEST_CASE("resolve_request: KV-Embedding defaults and refusals", "[api][request][kv]") {
+  ModelDescription d;
+  d.path = "m.gguf";
+  d.arch = "qwen3";
+  d.d_model = d.embedding_dim = 32;
+  d.n_ctx = 64;
+  d.n_layers = 18;
+  d.causal = true;
+  d.default_pooling = Pooling::Last;
+  auto message = [&](const Request& q, Task t = Task::Embed) {
+    try {
+      resolve_request(d, q, t);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(accepted)");
+  };
+  Request q;
+  q.kv_embedding = true;
+  ResolvedRequest r = resolve_request(d, q, Task::Embed);
+  CHECK(r.pooling == Pooling::Hybrid);  // hybrid, not the model's last-token pooling
+  CHECK(r.kv.layer_begin == 6);         // the middle third of 18 layers: 6..11
+  CHECK(r.kv.layer_end == 11);
+  CHECK(r.kv.bias == 1.0f);
+  CHECK_FALSE(resolve_request(d, Request{}, Task::Embed).kv.on());
+  q.kv_layers = std::make_pair(13, 17);
+  q.kv_bias = 0.5f;
+  q.pooling = Pooling::Mean;
+  r = resolve_request(d, q, Task::Embed);
+  CHECK((r.kv.layer_begin == 13 && r.kv.layer_end == 17 && r.kv.bias == 0.5f && r.pooling == Pooling::Mean));
+  q.kv_layers = std::make_pair(13, 18);
+  CHECK(message(q) == "kv_layers 13-18 is not a band inside 0-17 for this model");
+  q.kv_layers = std::make_pair(5, 4);
+  CHECK(message(q) == "kv_layers 5-4 is not a band inside 0-17 for this model");
+  q.kv_layers.reset();
+  q.pooling = Pooling::Cls;
+  CHECK(message(q) == "pooling cls is not defined for kv_embedding (hybrid, mean or last)");
+  q.pooling.reset();
+  q.kv_bias = std::nanf("");
+  CHECK(message(q) == "kv_bias must be a finite number");
+  Request plain;
+  plain.kv_bias = 1.0f;
+  CHECK(message(plain) == "kv_layers and kv_bias apply with kv_embedding");
+  d.n_cls_out = 1;
+  Request rr;
+  rr.kv_embedding = true;
+  CHECK(message(rr, Task::Rerank) == "kv_embedding applies to embeddings, not to reranking");
+  d.causal = false;
+  d.arch = "bert";
+  CHECK(message(rr) == "kv_embedding needs a decoder (causal attention); this bert model is bidirectional already");
+  d.n_layers = 2;  // the middle third of 2 layers is layer 0
+  d.causal = true;
+  CHECK(resolve_request(d, rr, Task::Embed).kv.layer_end == 0);
+}
+
+TEST_CASE("prompt templates: the text in the {text} slot, for any pooling; refusals", "[api][request][template]") {
+  TempFile f(".gguf");
+  write_model(f.path);
+  const auto m = load(f.path);
+  Context ctx(m, 2);
+  for (Pooling p : {Pooling::Mean, Pooling::Cls, Pooling::Last, Pooling::Hybrid}) {
+    INFO(pooling_name(p));
+    Request t;
+    t.pooling = p;
+    t.prompt_template = "search: {text} doc";
+    Request plain;
+    plain.pooling = p;
+    const auto a = ctx.embed({"hello world", "foo"}, t), b = ctx.embed({"search: hello world doc", "search: foo doc"}, plain);
+    REQUIRE(a.ok());
+    REQUIRE(b.ok());
+    same_rows(a.value(), b.value());
+    CHECK(a.value().n_tokens == b.value().n_tokens);
+  }
+  auto message = [&](const Request& q) {
+    const auto e = ctx.embed({"hello"}, q);
+    return e.ok() ? std::string("(accepted)") : e.error().message;
+  };
+  Request q;
+  q.prompt_template = "no slot";
+  CHECK(message(q) == "prompt_template must contain {text} exactly once: 'no slot'");
+  q.prompt_template = "{text} and {text}";
+  CHECK(message(q) == "prompt_template must contain {text} exactly once: '{text} and {text}'");
+  q.prompt_template = "{text}";
+  q.prompt_name = "e5-query";
+  CHECK(message(q) == "give either prompt_template or a prompt (prompt, prompt_name), not both");
+  ModelDescription d;
+  d.n_cls_out = 1;
+  d.n_ctx = 8;
+  Request rr;
+  rr.prompt_template = "{text}";
+  CHECK_THROWS_WITH(resolve_request(d, rr, Task::Rerank), "prompt, prompt_name and prompt_template apply to embedding, not to reranking");
 }

@@ -92,7 +92,7 @@ std::string resolve_model(const std::string& model) {
 std::optional<Pooling> parse_pooling_flag(const std::string& s) {
   if (s.empty()) return std::nullopt;
   Pooling p;
-  if (!parse_pooling(s, &p)) fail(ErrorKind::InvalidArgument, "unknown --pooling '" + s + "' (none, mean, cls, last, rank)");
+  if (!parse_pooling(s, &p)) fail(ErrorKind::InvalidArgument, "unknown --pooling '" + s + "' (none, mean, cls, last, hybrid, rank)");
   return p;
 }
 
@@ -120,25 +120,8 @@ std::shared_ptr<const Model> load_model(const std::string& model, const std::str
   return loaded.value();
 }
 
-int run_embed(const EmbedCommand& o) {
-  Format fmt = Format::Jsonl;
-  if (!o.format.empty() && !parse_format(o.format, &fmt))
-    fail(ErrorKind::InvalidArgument, "unknown --format '" + o.format + "' (json, jsonl, csv, npy, raw)");
-  Request req;
-  req.pooling = parse_pooling_flag(o.pooling);
-  req.normalize = o.normalize;
-  req.dimensions = o.dims;
-  if (o.prefix_given && !o.prompt_name.empty()) fail(ErrorKind::InvalidArgument, "give either --prefix or --prompt-name, not both");
-  if (o.prefix_given) req.prompt = o.prefix;
-  req.prompt_name = o.prompt_name;
-  req.max_tokens = o.max_tokens;
-  req.truncate = o.truncate;
-  req.truncation_direction = parse_direction_flag(o.truncate_direction);
-  req.exclude_special = o.exclude_special;
-  req.split_special = o.split_special;
-  RunSettings settings;
-  settings.batch_tokens = o.batch_tokens;
-
+// The lines of the input (--skip-empty reported on stderr); at least one.
+InputLines read_input(const EmbedCommand& o) {
   const InputLines in = read_lines(o.input, o.skip_empty);
   if (!in.skipped.empty()) {
     std::string list;
@@ -146,8 +129,13 @@ int run_embed(const EmbedCommand& o) {
     std::fprintf(stderr, "embed: skipped %zu empty line(s): %s%s\n", in.skipped.size(), list.c_str(), in.skipped.size() > 20 ? ", ..." : "");
   }
   if (in.texts.empty()) fail(ErrorKind::InvalidArgument, (o.input == "-" ? std::string("stdin") : o.input) + ": no text to embed");
+  return in;
+}
 
-  const std::shared_ptr<const Model> model = load_model(o.model, o.device, o.threads, o.compat, o.compute_type);
+// The rows of every line (--verbose tokens and --progress on stderr); errors name the line.
+Embeddings embed_lines(const EmbedCommand& o, const Request& req, const InputLines& in, const std::shared_ptr<const Model>& model) {
+  RunSettings settings;
+  settings.batch_tokens = o.batch_tokens;
   Context ctx(model, o.threads);
 
   if (o.verbose) {
@@ -169,8 +157,55 @@ int run_embed(const EmbedCommand& o) {
   settings.progress = [&](size_t done, size_t total) { progress.update(done, total); };
   auto result = ctx.embed(in.texts, req, settings);
   if (!result) fail_at_line(result.error(), in, o.input);
-  const Embeddings& e = result.value();
-  for (const std::string& w : e.warnings) std::fprintf(stderr, "embed: warning: %s\n", w.c_str());
+  for (const std::string& w : result.value().warnings) std::fprintf(stderr, "embed: warning: %s\n", w.c_str());
+  return std::move(result).value();
+}
+
+// The request the flags describe (the same for embed and calibrate).
+Request request_from_flags(const EmbedCommand& o) {
+  Request req;
+  req.pooling = parse_pooling_flag(o.pooling);
+  req.normalize = o.normalize;
+  req.dimensions = o.dims;
+  if (o.prefix_given && !o.prompt_name.empty()) fail(ErrorKind::InvalidArgument, "give either --prefix or --prompt-name, not both");
+  if (o.prefix_given) req.prompt = o.prefix;
+  req.prompt_name = o.prompt_name;
+  if (o.template_given) req.prompt_template = o.prompt_template;
+  req.max_tokens = o.max_tokens;
+  req.truncate = o.truncate;
+  req.truncation_direction = parse_direction_flag(o.truncate_direction);
+  req.exclude_special = o.exclude_special;
+  req.split_special = o.split_special;
+  if (!o.precision.empty() && !parse_precision(o.precision, &req.precision))
+    fail(ErrorKind::InvalidArgument, "unknown --precision '" + o.precision + "' (float32, int8, uint8, binary, ubinary)");
+  if (!o.ranges.empty()) req.ranges = std::make_shared<QuantizationRanges>(load_ranges(o.ranges));
+  req.kv_embedding = o.kv_embedding;
+  if (!o.kv_layers.empty()) {
+    int a = 0, b = 0;
+    char dash = 0, extra = 0;
+    if (std::sscanf(o.kv_layers.c_str(), "%d%c%d%c", &a, &dash, &b, &extra) != 3 || dash != '-')
+      fail(ErrorKind::InvalidArgument, "--kv-layers '" + o.kv_layers + "' is not a band A-B (e.g. 6-11)");
+    req.kv_layers = std::make_pair(a, b);
+  }
+  if (!o.kv_bias.empty()) {
+    char* end = nullptr;
+    const float b = std::strtof(o.kv_bias.c_str(), &end);
+    if (end == o.kv_bias.c_str() || *end) fail(ErrorKind::InvalidArgument, "--kv-bias '" + o.kv_bias + "' is not a number");
+    req.kv_bias = b;
+  }
+  return req;
+}
+
+int run_embed(const EmbedCommand& o) {
+  Format fmt = Format::Jsonl;
+  if (!o.format.empty() && !parse_format(o.format, &fmt))
+    fail(ErrorKind::InvalidArgument, "unknown --format '" + o.format + "' (json, jsonl, csv, npy, raw)");
+  const Request req = request_from_flags(o);
+  if (o.similarity && req.precision != Precision::Float32)
+    fail(ErrorKind::InvalidArgument, "--similarity compares float vectors: leave out --precision");
+  const InputLines in = read_input(o);
+  const std::shared_ptr<const Model> model = load_model(o.model, o.device, o.threads, o.compat, o.compute_type);
+  const Embeddings e = embed_lines(o, req, in, model);
 
   OutputMeta meta;
   meta.model = model->describe().path;
@@ -191,6 +226,28 @@ int run_embed(const EmbedCommand& o) {
   if (per_token) write_token_embeddings(out.get(), fmt, e, meta);
   else write_embeddings(out.get(), fmt, e, meta);
   if (std::fflush(out.get()) != 0) fail(ErrorKind::Io, "cannot write the output");
+  return kExitOk;
+}
+
+int run_calibrate(const EmbedCommand& o) {
+  if (o.out.empty()) fail(ErrorKind::InvalidArgument, "give the ranges file to write with -o FILE");
+  const Request req = request_from_flags(o);
+  const InputLines in = read_input(o);
+  if (in.texts.size() < 2) fail(ErrorKind::InvalidArgument, "calibration needs at least 2 texts (hundreds give stable ranges)");
+  const std::shared_ptr<const Model> model = load_model(o.model, o.device, o.threads, o.compat, o.compute_type);
+  const Embeddings e = embed_lines(o, req, in, model);
+  QuantizationRanges r = ranges_from_rows(e.data.data(), e.rows, e.cols);
+  const std::string& path = model->describe().path;
+  r.model = path.substr(path.find_last_of('/') + 1);
+  r.pooling = pooling_name(req.pooling.value_or(model->describe().default_pooling));
+  r.normalize = o.normalize;
+  const std::string json = ranges_to_json(r);
+  std::FILE* f = std::fopen(o.out.c_str(), "w");
+  if (!f) fail(ErrorKind::Io, o.out + ": cannot create the ranges file");
+  const bool ok = std::fwrite(json.data(), 1, json.size(), f) == json.size();
+  if (std::fclose(f) != 0 || !ok) fail(ErrorKind::Io, o.out + ": cannot write the ranges file");
+  std::fprintf(stderr, "embed: ranges of %lld dimensions from %lld texts written to %s\n", static_cast<long long>(e.cols),
+               static_cast<long long>(e.rows), o.out.c_str());
   return kExitOk;
 }
 

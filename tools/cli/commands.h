@@ -46,8 +46,18 @@ struct EmbedCommand {
   std::string device = "cpu";
   std::string compat;         // "llama.cpp": round activations like llama.cpp (empty: exact)
   std::string compute_type;   // f32 (default), bf16, int8
+  std::string precision;      // --precision: float32 (default), int8, uint8, binary, ubinary
+  std::string ranges;         // --ranges: calibration ranges file (int8 / uint8)
+  bool kv_embedding = false;  // --kv-embedding
+  std::string kv_layers;      // --kv-layers A-B (empty: the default band)
+  std::string kv_bias;        // --kv-bias B (empty: 1.0)
+  std::string prompt_template;  // --template '...{text}...'
+  bool template_given = false;  // --template was on the command line (even as '')
 };
 int run_embed(const EmbedCommand& o);
+// `embed calibrate MODEL texts.txt -o ranges.json`: per-dimension ranges of the vectors the same
+// request flags give, for --precision int8 / uint8 (format: engine/quantize.h, docs/cli.md).
+int run_calibrate(const EmbedCommand& o);
 
 struct RerankCommand {
   std::string model;

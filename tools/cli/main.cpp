@@ -113,36 +113,50 @@ constexpr const char* kSplitSpecialHelp =
     "Read special-token text in the input ([SEP], <|endoftext|>) as plain text, for text you do not control "
     "(default: as the special token, like HF tokenizers and llama.cpp)";
 
+// The flags that say what to compute and how to run it, shared by embed and calibrate; returns
+// --prefix (whose presence matters even when empty).
+CLI::Option* add_request_flags(CLI::App& app, EmbedCommand& o) {
+  app.add_option("--pooling", o.pooling, "none, mean, cls, last, hybrid, rank (default: the model's)");
+  app.add_option("--normalize", o.normalize, "-1 none, 0 max-abs (int16 range), 1 L1, 2 L2 (default), p > 2 p-norm");
+  app.add_option("--dims", o.dims, "Matryoshka: keep the first N dimensions, then normalize");
+  CLI::Option* prefix = app.add_option("--prefix", o.prefix, "Prompt text prepended to every line (e.g. 'query: '); '' turns off the model's default prompt");
+  app.add_option("--prompt-name,--prompt", o.prompt_name, "A prompt by name: the model's own (GGUF metadata), else a preset (see below)");
+  app.add_option("--template", o.prompt_template, "Prompt template with a {text} slot, e.g. 'This sentence: \"{text}\" means in one word: \"'")
+      ->each([&o](const std::string&) { o.template_given = true; });
+  app.add_option("--max-tokens", o.max_tokens, "Token limit per line (default: the model's context length)");
+  app.add_flag("--truncate", o.truncate, "Cut lines longer than the limit instead of failing");
+  app.add_option("--truncate-direction", o.truncate_direction, "right (default): keep the start of a long line; left: keep its end");
+  app.add_option("-t,--threads", o.threads, "CPU threads (default: all cores)");
+  app.add_option("--batch-tokens", o.batch_tokens, "Tokens per forward pass (default 4096)");
+  app.add_flag("--skip-empty", o.skip_empty, "Leave empty lines out (reported on stderr) instead of failing");
+  app.add_flag("--exclude-special", o.exclude_special, "Mean pooling without special tokens ([CLS], [SEP], BOS, EOS)");
+  app.add_flag("--split-special", o.split_special, kSplitSpecialHelp);
+  app.add_flag("--progress", o.progress, "Show a progress bar on stderr (default: only on a terminal)");
+  app.add_flag("--kv-embedding", o.kv_embedding, "KV-Embedding (decoders): re-route each text's last key/value as a prefix at middle layers; hybrid pooling");
+  app.add_option("--kv-layers", o.kv_layers, "KV-Embedding layers A-B, counted from 0 (default: the middle third)");
+  app.add_option("--kv-bias", o.kv_bias, "KV-Embedding logit bias of the re-routed position (default 1.0)");
+  app.add_option("--device", o.device, "cpu (default) or cuda");
+  app.add_option("--compat", o.compat, kCompatHelp);
+  app.add_option("--compute-type", o.compute_type, kComputeTypeHelp);
+  return prefix;
+}
+
 int embed_main(int argc, char** argv) {
   CLI::App app{"embed: text embeddings from GGUF models. One vector per input line, in order.", "embed"};
-  app.footer("Subcommands: embed info | tokenize | rerank | convert | bench | serve  (embed SUBCOMMAND --help)\n\n" + presets_help() +
+  app.footer("Subcommands: embed info | tokenize | rerank | convert | bench | serve | calibrate  (embed SUBCOMMAND --help)\n\n" + presets_help() +
              "\nExit codes: 0 ok, 1 engine failure, 2 usage error, 3 bad input data, 4 file error.");
   EmbedCommand o;
   std::vector<std::string> positional;
   app.add_option("model_and_input", positional, "[MODEL.gguf] INPUT: model (default: the default model) and input file, - for stdin")
       ->required()->expected(1, 2);
   app.add_option("-m,--model", o.model, "Model file (GGUF), or 'default'");
-  app.add_option("--pooling", o.pooling, "none, mean, cls, last, rank (default: the model's)");
-  app.add_option("--normalize", o.normalize, "-1 none, 0 max-abs (int16 range), 1 L1, 2 L2 (default), p > 2 p-norm");
-  app.add_option("--dims", o.dims, "Matryoshka: keep the first N dimensions, then normalize");
-  CLI::Option* prefix = app.add_option("--prefix", o.prefix, "Prompt text prepended to every line (e.g. 'query: '); '' turns off the model's default prompt");
-  app.add_option("--prompt-name,--prompt", o.prompt_name, "A prompt by name: the model's own (GGUF metadata), else a preset (see below)");
-  app.add_option("--max-tokens", o.max_tokens, "Token limit per line (default: the model's context length)");
-  app.add_flag("--truncate", o.truncate, "Cut lines longer than the limit instead of failing");
-  app.add_option("--truncate-direction", o.truncate_direction, "right (default): keep the start of a long line; left: keep its end");
-  app.add_option("-t,--threads", o.threads, "CPU threads (default: all cores)");
-  app.add_option("--batch-tokens", o.batch_tokens, "Tokens per forward pass (default 4096)");
+  CLI::Option* prefix = add_request_flags(app, o);
+  app.add_option("--precision", o.precision, "float32 (default), int8, uint8 (need --ranges), binary, ubinary (bit-packed, dims/8 bytes)");
+  app.add_option("--ranges", o.ranges, "Calibration ranges for --precision int8 / uint8 (written by `embed calibrate`)");
   app.add_option("-f,--format", o.format, "jsonl (default), json, csv, npy, raw");
   app.add_option("-o,--out", o.out, "Output file (default: stdout)");
   app.add_flag("--similarity", o.similarity, "Print the cosine-similarity matrix of the lines instead of the vectors");
   app.add_flag("-v,--verbose", o.verbose, "Print the tokens of every line on stderr");
-  app.add_flag("--progress", o.progress, "Show a progress bar on stderr (default: only on a terminal)");
-  app.add_flag("--skip-empty", o.skip_empty, "Leave empty lines out (reported on stderr) instead of failing");
-  app.add_flag("--exclude-special", o.exclude_special, "Mean pooling without special tokens ([CLS], [SEP], BOS, EOS)");
-  app.add_flag("--split-special", o.split_special, kSplitSpecialHelp);
-  app.add_option("--device", o.device, "cpu (default) or cuda");
-  app.add_option("--compat", o.compat, kCompatHelp);
-  app.add_option("--compute-type", o.compute_type, kComputeTypeHelp);
   if (const int rc = parse(app, argc, argv); rc >= 0) return rc;
   o.prefix_given = prefix->count() > 0;
   if (positional.size() == 2) {
@@ -155,6 +169,18 @@ int embed_main(int argc, char** argv) {
       throw Error(ErrorKind::InvalidArgument, o.input + " is a model file: give an input file after it (or - for stdin)");
   }
   return run_embed(o);
+}
+
+int calibrate_main(int argc, char** argv) {
+  CLI::App app{"Per-dimension ranges of a model's vectors over sample texts, for --precision int8 / uint8", "embed calibrate"};
+  EmbedCommand o;
+  app.add_option("model", o.model, "Model file (GGUF), or 'default'")->required();
+  app.add_option("input", o.input, "Sample texts, one per line (- for stdin); hundreds or more")->required();
+  app.add_option("-o,--out", o.out, "Ranges file to write (JSON)")->required();
+  CLI::Option* prefix = add_request_flags(app, o);
+  if (const int rc = parse(app, argc, argv); rc >= 0) return rc;
+  o.prefix_given = prefix->count() > 0;
+  return run_calibrate(o);
 }
 
 int info_main(int argc, char** argv) {
@@ -275,6 +301,7 @@ const Subcommand kSubcommands[] = {
     {"convert", convert_main},
     {"bench", bench_main},
     {"serve", serve_main},
+    {"calibrate", calibrate_main},
 };
 
 }  // namespace

@@ -40,8 +40,24 @@ std::string json_escape(const std::string& in) {
   return s;
 }
 
-void write_npy(std::FILE* out, const float* data, int64_t rows, int64_t cols) {
-  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + std::to_string(rows) + ", " + std::to_string(cols) + "), }";
+// A quantized row: integers (int8 and binary signed, uint8 and ubinary unsigned).
+void append_codes(std::string& s, const Embeddings& e, int64_t r, const char* sep) {
+  const uint8_t* c = e.code_row(r);
+  const bool sgn = precision_signed(e.precision);
+  for (int64_t i = 0; i < e.code_bytes; i++) {
+    if (i) s += sep;
+    s += std::to_string(sgn ? static_cast<int>(static_cast<int8_t>(c[i])) : static_cast<int>(c[i]));
+  }
+}
+
+void append_output_row(std::string& s, const Embeddings& e, int64_t r, const char* sep) {
+  if (e.precision == Precision::Float32) append_row(s, e.row(r), e.cols, sep);
+  else append_codes(s, e, r, sep);
+}
+
+// descr: '<f4', '|i1' or '|u1'; `data` holds rows * cols items of that type.
+void write_npy(std::FILE* out, const char* descr, const void* data, size_t item, int64_t rows, int64_t cols) {
+  std::string header = std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': (" + std::to_string(rows) + ", " + std::to_string(cols) + "), }";
   // Magic (6) + version (2) + length (2) + header, padded with spaces to a multiple of 64, ending in '\n'.
   const size_t total = (10 + header.size() + 1 + 63) / 64 * 64;
   header.append(total - 10 - header.size() - 1, ' ');
@@ -51,7 +67,7 @@ void write_npy(std::FILE* out, const float* data, int64_t rows, int64_t cols) {
   head += static_cast<char>(header.size() >> 8);
   put(out, head + header);
   const size_t n = static_cast<size_t>(rows * cols);
-  if (n && std::fwrite(data, sizeof(float), n, out) != n) fail(ErrorKind::Io, "cannot write the output");
+  if (n && std::fwrite(data, item, n, out) != n) fail(ErrorKind::Io, "cannot write the output");
 }
 
 }  // namespace
@@ -74,23 +90,26 @@ std::string format_float(float v) {
 }
 
 void write_embeddings(std::FILE* out, Format f, const Embeddings& e, const OutputMeta& meta) {
-  if (f == Format::Npy) return write_npy(out, e.data.data(), e.rows, e.cols);
+  if (f == Format::Npy) {
+    if (e.precision == Precision::Float32) return write_npy(out, "<f4", e.data.data(), sizeof(float), e.rows, e.cols);
+    return write_npy(out, precision_signed(e.precision) ? "|i1" : "|u1", e.codes.data(), 1, e.rows, e.code_bytes);
+  }
   std::string s;
   if (f == Format::Json) s += "{\"object\":\"list\",\"data\":[";
   for (int64_t r = 0; r < e.rows; r++) {
     switch (f) {
       case Format::Jsonl:
         s += "{\"index\":" + std::to_string(meta.indices[r]) + ",\"embedding\":[";
-        append_row(s, e.row(r), e.cols, ",");
+        append_output_row(s, e, r, ",");
         s += "]}\n";
         break;
       case Format::Json:
         s += std::string(r ? "," : "") + "{\"object\":\"embedding\",\"index\":" + std::to_string(meta.indices[r]) + ",\"embedding\":[";
-        append_row(s, e.row(r), e.cols, ",");
+        append_output_row(s, e, r, ",");
         s += "]}";
         break;
-      case Format::Csv: append_row(s, e.row(r), e.cols, ","); s += "\n"; break;
-      case Format::Raw: append_row(s, e.row(r), e.cols, " "); s += "\n"; break;
+      case Format::Csv: append_output_row(s, e, r, ","); s += "\n"; break;
+      case Format::Raw: append_output_row(s, e, r, " "); s += "\n"; break;
       case Format::Npy: break;
     }
     if (s.size() > (1 << 20)) {
@@ -113,7 +132,7 @@ void write_token_embeddings(std::FILE* out, Format f, const Embeddings& e, const
          "\"index\":" + std::to_string(meta.indices[t]) + ",\"embedding\":[";
     for (int64_t r = e.row_offsets[t]; r < e.row_offsets[t + 1]; r++) {
       s += r > e.row_offsets[t] ? ",[" : "[";
-      append_row(s, e.row(r), e.cols, ",");
+      append_output_row(s, e, r, ",");
       s += "]";
     }
     s += f == Format::Json ? "]}" : "]}\n";
@@ -145,7 +164,7 @@ std::vector<float> cosine_matrix(const Embeddings& e) {
 }
 
 void write_similarity(std::FILE* out, Format f, const std::vector<float>& sim, int64_t n, const std::vector<std::string>& labels) {
-  if (f == Format::Npy) return write_npy(out, sim.data(), n, n);
+  if (f == Format::Npy) return write_npy(out, "<f4", sim.data(), sizeof(float), n, n);
   std::string s;
   if (f == Format::Json || f == Format::Jsonl) {
     s += "{\"similarity\":[";

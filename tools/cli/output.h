@@ -1,6 +1,6 @@
 // Writers for the CLI's output formats: jsonl (one {"index","embedding"} object per line), json
-// (an OpenAI-style list object), csv, raw (space-separated) and npy (float32, numpy.load reads it
-// unchanged), plus the cosine-similarity matrix.
+// (an OpenAI-style list object), csv, raw (space-separated) and npy (float32, or int8 / uint8 for
+// quantized rows; numpy.load reads it unchanged), plus the cosine-similarity matrix.
 #pragma once
 
 #include <cstdio>

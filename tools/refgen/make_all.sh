@@ -25,6 +25,7 @@ cd "$here"
 "$py" make_minilm_special.py
 "$py" make_gemma270m.py
 "$py" make_gemma270m_f32weights.py
+"$py" make_quantization.py
 # llama.cpp's AVX-512 build (the benchmark virtualenv) on the same gemma ids: its agreement with itself.
 "$("$here/../bench/setup_venv.sh")" make_gemma270m_llama_builds.py
 "$py" check_fixtures.py
