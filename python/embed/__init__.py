@@ -45,8 +45,9 @@ __all__ = [
     "OverloadedError",
 ]
 
-# sentence-transformers' `precision` names -> the engine's output type. Only float32 exists in the
-# engine today; when it gains quantized outputs each one is an entry here.
+# sentence-transformers' `precision` names -> the engine's output type. The module binds float32
+# only so far; the engine's quantized rows (Request::precision, `embed --precision`) are not bound
+# yet: each becomes an entry here.
 _PRECISIONS = {"float32": None}
 
 
@@ -122,7 +123,7 @@ class Model:
         prompt_name: one of the model's prompts (info["prompts"]) or an engine preset
         ("e5-query", ...); prompt: the prompt text itself, which wins over prompt_name; neither:
         the model's default prompt, if any. truncate: cut texts longer than the model's context
-        instead of raising InvalidInputError. precision: "float32" (the only output type today).
+        instead of raising InvalidInputError. precision: "float32" (the only one bound so far).
         split_special: read special-token text in the texts ("[SEP]", "<|endoftext|>") as plain
         text, for text you do not control (the command's --split-special).
         """
