@@ -181,7 +181,7 @@ PassOptions pass_options(const ResolvedRequest& r) {
   return p;
 }
 
-std::vector<std::vector<size_t>> plan_batches(const std::vector<SequenceInput>& seqs, int64_t budget) {
+std::vector<std::vector<size_t>> plan_batches(const std::vector<SequenceInput>& seqs, int64_t budget, int64_t max_seqs) {
   std::vector<size_t> order(seqs.size());
   std::iota(order.begin(), order.end(), size_t{0});
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return seqs[a].ids.size() > seqs[b].ids.size(); });
@@ -189,7 +189,7 @@ std::vector<std::vector<size_t>> plan_batches(const std::vector<SequenceInput>& 
   int64_t used = 0;
   for (size_t i : order) {
     const int64_t n = static_cast<int64_t>(seqs[i].ids.size());
-    if (batches.empty() || used + n > budget) {
+    if (batches.empty() || used + n > budget || (max_seqs > 0 && static_cast<int64_t>(batches.back().size()) >= max_seqs)) {
       batches.emplace_back();
       used = 0;
     }
@@ -251,7 +251,8 @@ Embeddings run_request(Runner& runner, const ResolvedRequest& r, Tokenized t, co
   out.rows = per_token ? out.row_offsets.back() : static_cast<int64_t>(seqs.size());
   const PassOptions pass = pass_options(r);
   size_t done = 0;
-  for (const std::vector<size_t>& batch : plan_batches(seqs, std::max(longest, s.batch_tokens > 0 ? s.batch_tokens : kDefaultBatchTokens))) {
+  const int64_t budget = std::max(longest, s.batch_tokens > 0 ? s.batch_tokens : kDefaultBatchTokens);
+  for (const std::vector<size_t>& batch : plan_batches(seqs, budget, s.batch_inputs)) {
     std::vector<SequenceInput> part;
     part.reserve(batch.size());
     for (size_t i : batch) part.push_back(std::move(seqs[i]));
