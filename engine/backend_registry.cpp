@@ -1,8 +1,8 @@
 // Creates backends by device. The only file that knows how the CUDA backend is reached:
 // - EMBED_WITH_CUDA: linked in (the CPU-emulator test builds);
 // - EMBED_CUDA_PLUGIN: a shared library (libembed-cuda.so) opened with dlopen on first use, so
-//   the embed command and libembed never load the CUDA runtime or cuBLAS (hundreds of MB) unless
-//   a CUDA device is asked for, and run on machines without CUDA installed;
+//   the embed command, libembed and the Python module never load the CUDA runtime or cuBLAS
+//   (hundreds of MB) unless a CUDA device is asked for, and run on machines without CUDA installed;
 // - neither: no CUDA backend in this build.
 #include <string>
 #include <vector>
@@ -32,21 +32,35 @@ struct CudaPlugin {
   std::string error;
 };
 
+std::string dir_of(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
 std::string executable_dir() {
   char buf[4096];
   const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
   if (n <= 0) return ".";
-  std::string p(buf, static_cast<size_t>(n));
-  return p.substr(0, p.find_last_of('/'));
+  return dir_of(std::string(buf, static_cast<size_t>(n)));
 }
 
-// Looked for in $EMBED_CUDA_PLUGIN, beside the running executable, then in the build tree.
+// The folder of the binary holding this code: the Python extension module when the engine is
+// linked into one (the wheel ships the plugin beside it), else the executable.
+std::string engine_binary_dir() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&engine_binary_dir), &info) == 0 || !info.dli_fname || !*info.dli_fname) return executable_dir();
+  return dir_of(info.dli_fname);
+}
+
+// Looked for in $EMBED_CUDA_PLUGIN, beside the running executable, beside the binary holding the
+// engine (the Python module), then in the build tree.
 const CudaPlugin& cuda_plugin() {
   static const CudaPlugin plugin = [] {
     CudaPlugin p;
     std::vector<std::string> candidates;
     if (const char* env = std::getenv("EMBED_CUDA_PLUGIN"); env && *env) candidates.emplace_back(env);
     candidates.push_back(executable_dir() + "/libembed-cuda.so");
+    if (const std::string d = engine_binary_dir(); d != executable_dir()) candidates.push_back(d + "/libembed-cuda.so");
     candidates.emplace_back(EMBED_CUDA_PLUGIN);
     std::string errors;
     for (const std::string& path : candidates) {

@@ -208,7 +208,7 @@ PassOptions pass_options(const ResolvedRequest& r) {
   return p;
 }
 
-std::vector<std::vector<size_t>> plan_batches(const std::vector<SequenceInput>& seqs, int64_t budget) {
+std::vector<std::vector<size_t>> plan_batches(const std::vector<SequenceInput>& seqs, int64_t budget, int64_t max_seqs) {
   std::vector<size_t> order(seqs.size());
   std::iota(order.begin(), order.end(), size_t{0});
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return seqs[a].ids.size() > seqs[b].ids.size(); });
@@ -216,7 +216,7 @@ std::vector<std::vector<size_t>> plan_batches(const std::vector<SequenceInput>& 
   int64_t used = 0;
   for (size_t i : order) {
     const int64_t n = static_cast<int64_t>(seqs[i].ids.size());
-    if (batches.empty() || used + n > budget) {
+    if (batches.empty() || used + n > budget || (max_seqs > 0 && static_cast<int64_t>(batches.back().size()) >= max_seqs)) {
       batches.emplace_back();
       used = 0;
     }
@@ -337,7 +337,7 @@ Embeddings run_request(Runner& runner, const ResolvedRequest& r, Tokenized t, co
   const int64_t piece = s.batch_tokens > 0 ? s.batch_tokens : kDefaultBatchTokens;
   const bool in_pieces = runner.model().info().causal && !pass.kv.on();
   size_t done = 0;
-  for (const std::vector<size_t>& batch : plan_batches(seqs, in_pieces ? piece : std::max(longest, piece))) {
+  for (const std::vector<size_t>& batch : plan_batches(seqs, in_pieces ? piece : std::max(longest, piece), s.batch_inputs)) {
     std::vector<SequenceInput> part;
     part.reserve(batch.size());
     for (size_t i : batch) part.push_back(std::move(seqs[i]));

@@ -66,9 +66,10 @@ Tokenized tokenize_pairs(const Model& m, const ResolvedRequest& r, const std::st
 
 PassOptions pass_options(const ResolvedRequest& r);
 
-// Forward passes of at most `budget` tokens (at least the longest sequence), longest first:
-// sorting keeps passes uniform, and rows do not depend on the grouping.
-std::vector<std::vector<size_t>> plan_batches(const std::vector<SequenceInput>& seqs, int64_t budget);
+// Forward passes of at most `budget` tokens (at least the longest sequence) and, when
+// max_seqs > 0, at most max_seqs sequences, longest first: sorting keeps passes uniform, and rows
+// do not depend on the grouping.
+std::vector<std::vector<size_t>> plan_batches(const std::vector<SequenceInput>& seqs, int64_t budget, int64_t max_seqs = 0);
 constexpr int64_t kDefaultBatchTokens = 4096;
 
 // The output width of a row of `cols` pooled values.

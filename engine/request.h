@@ -140,6 +140,7 @@ int64_t pooled_width(const ModelDescription& model, Pooling p);
 // How to run, not what to compute.
 struct RunSettings {
   int64_t batch_tokens = 0;  // tokens per forward pass; 0 = default (4096, at least the longest input)
+  int64_t batch_inputs = 0;  // inputs per forward pass at most (sentence-transformers' batch_size); 0 = no limit
   std::function<void(size_t done, size_t total)> progress;  // called after each forward pass
 };
 

@@ -8,7 +8,7 @@ packages=(
   catch2 nlohmann-json3-dev libutf8proc-dev libcli11-dev libpcre2-dev
   libboost-dev libcpp-httplib-dev    # embed serve (Boost.Beast) and its tests (cpp-httplib client)
   clang libclang-rt-14-dev          # libFuzzer + sanitizers for tools/fuzz
-  python3 python3-venv python3-pip unzip
+  python3 python3-venv python3-pip python3-dev unzip   # python3-dev: the Python module (pyproject.toml)
 )
 
 missing=()

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, exactly as CI runs it (README command 2, .ci/run):
 # install packages, build, fetch the real models into the cache, run every ctest label but
-# `cuda` (CUDA tests skip themselves without a GPU anyway), then run each fuzzer (the GGUF reader
-# and the four tokenizers) for a minute.
+# `cuda` (CUDA tests skip themselves without a GPU anyway), build the Python wheel and run its
+# tests, then run each fuzzer (the GGUF reader and the four tokenizers) for a minute.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -20,6 +20,9 @@ export EMBED_MINILM_GGUF_F16="$(tools/models.sh minilm-gguf f16)"
 export EMBED_MINILM_GGUF_Q8_0="$(tools/models.sh minilm-gguf q8_0)"
 
 ctest --test-dir build -LE cuda --output-on-failure -j "$jobs"
+
+# The Python package: wheel built in a fresh virtualenv, tests/python (pytest).
+EMBED_JOBS="$jobs" tools/python_test.sh
 
 if [ -x tools/fuzz/run.sh ]; then
   tools/fuzz/run.sh "${EMBED_FUZZ_SECONDS:-60}"

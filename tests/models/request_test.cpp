@@ -295,6 +295,35 @@ TEST_CASE("rows of different requests in one forward pass equal each request alo
   }
 }
 
+TEST_CASE("plan_batches: token budget and input cap, longest first; rows do not depend on batch_inputs", "[api][request]") {
+  std::vector<SequenceInput> seqs;
+  for (size_t len : {3, 9, 1, 9, 5}) seqs.push_back(SequenceInput{std::vector<int32_t>(len, 4), {}, {}});
+  // Longest first (stable): 1 (9), 3 (9), 4 (5), 0 (3), 2 (1).
+  using Plan = std::vector<std::vector<size_t>>;
+  CHECK(plan_batches(seqs, 100) == Plan{{1, 3, 4, 0, 2}});
+  CHECK(plan_batches(seqs, 18) == Plan{{1, 3}, {4, 0, 2}});
+  CHECK(plan_batches(seqs, 100, 2) == Plan{{1, 3}, {4, 0}, {2}});
+  CHECK(plan_batches(seqs, 14, 2) == Plan{{1}, {3, 4}, {0, 2}});
+
+  TempFile f(".gguf");
+  write_model(f.path);
+  Context ctx(load(f.path), 2);
+  const std::vector<std::string> texts = {"hello world", "foo bar foo bar foo bar", "a", "b c a b c", "search doc"};
+  const auto all = ctx.embed(texts);
+  REQUIRE(all.ok());
+  for (int64_t cap : {1, 2, 3}) {
+    RunSettings s;
+    s.batch_inputs = cap;
+    size_t passes = 0;
+    s.progress = [&](size_t, size_t) { passes++; };
+    const auto capped = ctx.embed(texts, {}, s);
+    REQUIRE(capped.ok());
+    INFO("batch_inputs " << cap);
+    CHECK(passes == (texts.size() + static_cast<size_t>(cap) - 1) / static_cast<size_t>(cap));
+    same_rows(all.value(), capped.value());
+  }
+}
+
 TEST_CASE("output precision: codes from the API's float rows, and the checks of resolve_request", "[api][request][quantize]") {
   TempFile f(".gguf");
   write_model(f.path);

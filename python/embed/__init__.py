@@ -1,0 +1,205 @@
+"""embed: text embeddings and reranking scores from GGUF model files, in process.
+
+The Python face of the engine in the shape sentence-transformers users already write
+(`Model.encode`, `Model.rerank`); every option maps onto the engine's one Request type
+(engine/request.h), and the heavy lifting happens in C++ with the GIL released. Adapters for
+LangChain (`embed.langchain`) and LlamaIndex (`embed.llama_index`) are imported on demand.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import warnings
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from embed import _core
+from embed.errors import (
+    DeviceError,
+    EmbedError,
+    EmbedIOError,
+    EmbedMemoryError,
+    InvalidInputError,
+    ModelFormatError,
+    OverloadedError,
+    UnsupportedError,
+)
+
+__version__ = _core.__version__
+Request = _core.Request
+
+__all__ = [
+    "Model",
+    "Request",
+    "EmbedWarning",
+    "EmbedError",
+    "InvalidInputError",
+    "UnsupportedError",
+    "ModelFormatError",
+    "EmbedIOError",
+    "DeviceError",
+    "EmbedMemoryError",
+    "OverloadedError",
+]
+
+# sentence-transformers' `precision` names -> the engine's output type. The module binds float32
+# only so far; the engine's quantized rows (Request::precision, `embed --precision`) are not bound
+# yet: each becomes an entry here.
+_PRECISIONS = {"float32": None}
+
+
+class EmbedWarning(UserWarning):
+    """A note from the engine about a call (inputs truncated, invalid text repaired)."""
+
+
+class _ProgressLine:
+    """`show_progress_bar`: "embed: 120/500 texts" on stderr, updated after each forward pass."""
+
+    def __init__(self, what: str):
+        self.what = what
+
+    def __call__(self, done: int, total: int) -> None:
+        sys.stderr.write(f"\rembed: {done}/{total} {self.what}" + ("\n" if done == total else ""))
+        sys.stderr.flush()
+
+
+def _progress(show: bool | None, what: str):
+    if show:
+        return _ProgressLine(what)
+    # A callback also lets Ctrl-C stop a long call; signals only reach the main thread.
+    if threading.current_thread() is threading.main_thread():
+        return lambda done, total: None
+    return None
+
+
+class Model:
+    """A GGUF embedding or reranking model loaded once (mmap) and shared by any number of Python
+    threads: each concurrent call runs on its own engine Context, and the GIL is released while
+    it computes.
+
+    path: a .gguf file. threads: CPU threads per call (None: all cores). device: "cpu", "cuda"
+    or "cuda:N" (the CUDA backend is a plugin opened only then; see docs/python.md).
+    compute_type: "f32" (default), "bf16" or "int8" matmul arithmetic (docs/cli.md --compute-type).
+    """
+
+    def __init__(self, path: str | os.PathLike, threads: int | None = None, device: str = "cpu", compute_type: str = "f32"):
+        if threads is not None and (not isinstance(threads, int) or threads < 1):
+            raise InvalidInputError(f"threads must be a positive int or None, not {threads!r}", "invalid argument")
+        self._core = _core.Model(os.fspath(path), threads or 0, device, compute_type)
+        self.info = self._core.describe()
+        self.device = device
+
+    def __repr__(self) -> str:
+        i = self.info
+        return f"embed.Model({i['path']!r}, architecture={i['architecture']!r}, dim={i['dim']}, device={self.device!r})"
+
+    def get_sentence_embedding_dimension(self) -> int:
+        """The width of the vectors encode() returns without `dimensions` (sentence-transformers' name)."""
+        return self.info["dim"]
+
+    def encode(
+        self,
+        texts: str | Sequence[str],
+        batch_size: int | None = None,
+        normalize_embeddings: bool = True,
+        dimensions: int | None = None,
+        prompt_name: str | None = None,
+        prompt: str | None = None,
+        precision: str = "float32",
+        show_progress_bar: bool | None = None,
+        truncate: bool = False,
+        batch_tokens: int | None = None,
+        split_special: bool = False,
+    ) -> np.ndarray:
+        """Vectors of `texts` as a float32 array [len(texts), dim] (a single str gives [dim]),
+        row i for text i, each bit-identical to what the `embed` command gives for that text.
+
+        batch_size: texts per forward pass at most (None: as many as `batch_tokens` tokens hold,
+        4096 by default); vectors do not depend on it. normalize_embeddings: L2-normalize (else
+        raw pooled vectors). dimensions: keep the first N values (Matryoshka), then normalize.
+        prompt_name: one of the model's prompts (info["prompts"]) or an engine preset
+        ("e5-query", ...); prompt: the prompt text itself, which wins over prompt_name; neither:
+        the model's default prompt, if any. truncate: cut texts longer than the model's context
+        instead of raising InvalidInputError. precision: "float32" (the only one bound so far).
+        split_special: read special-token text in the texts ("[SEP]", "<|endoftext|>") as plain
+        text, for text you do not control (the command's --split-special).
+        """
+        single = isinstance(texts, str)
+        if precision not in _PRECISIONS:
+            raise InvalidInputError(
+                f"precision {precision!r} is not available: this version of embed produces {', '.join(map(repr, _PRECISIONS))}",
+                "invalid argument",
+            )
+        request = Request()
+        request.normalize = 2 if normalize_embeddings else -1
+        request.dimensions = _positive_or_zero("dimensions", dimensions)
+        request.prompt = prompt
+        request.prompt_name = prompt_name or ""
+        request.truncate = bool(truncate)
+        request.split_special = bool(split_special)
+        rows, notes = self._core.embed(
+            [texts] if single else texts,
+            request,
+            _positive_or_zero("batch_size", batch_size),
+            _positive_or_zero("batch_tokens", batch_tokens),
+            _progress(show_progress_bar, "texts"),
+        )
+        _warn(notes)
+        if rows.shape[0] == 0:  # no texts: no forward pass told the width
+            return np.empty((0, dimensions or self.info["dim"]), dtype=np.float32)
+        return rows[0] if single else rows
+
+    def rerank(
+        self,
+        query: str,
+        documents: Sequence[str],
+        top_n: int | None = None,
+        truncate: bool = True,
+        batch_size: int | None = None,
+        show_progress_bar: bool | None = None,
+        split_special: bool = False,
+    ) -> list[tuple[int, float]]:
+        """Scores of `documents` against `query` with a reranker (cross-encoder or yes/no
+        reranker), best first, as (document index, score) pairs; top_n keeps the first N. Scores
+        are what `embed rerank` prints: P(yes) for yes/no rerankers, the raw logit for
+        cross-encoders. truncate (default, like `embed rerank` and sentence-transformers'
+        CrossEncoder): cut the document of a pair longer than the model's context. split_special:
+        special-token text in the query and documents is plain text (--split-special)."""
+        if not isinstance(query, str):
+            raise TypeError(f"query is {type(query).__name__}, not str")
+        if top_n is not None and (not isinstance(top_n, int) or top_n < 1):
+            raise InvalidInputError(f"top_n must be a positive int or None, not {top_n!r}", "invalid argument")
+        request = Request()
+        request.truncate = bool(truncate)
+        request.split_special = bool(split_special)
+        scores = self._core.rerank(
+            query, documents, request, _positive_or_zero("batch_size", batch_size), 0, _progress(show_progress_bar, "documents")
+        )
+        order = np.argsort(-scores, kind="stable")[:top_n]
+        return [(int(i), float(scores[i])) for i in order]
+
+    def tokenize(self, texts: str | Sequence[str], add_special_tokens: bool = True, split_special: bool = False) -> list[list[int]]:
+        """Token ids of each text as the model's tokenizer gives them, no prompt added (what
+        `embed tokenize` prints); a single str gives one list. add_special_tokens: the model's
+        BOS/CLS/EOS/SEP (False: the command's --no-special); split_special: special-token text is
+        plain text (--split-special)."""
+        if isinstance(texts, str):
+            return self._core.tokenize([texts], bool(add_special_tokens), bool(split_special))[0]
+        return self._core.tokenize(texts, bool(add_special_tokens), bool(split_special))
+
+
+def _positive_or_zero(name: str, value: int | None) -> int:
+    """An optional positive int as the engine's "0 = default"."""
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise InvalidInputError(f"{name} must be a positive int or None, not {value!r}", "invalid argument")
+    return int(value)
+
+
+def _warn(notes: Iterable[str]) -> None:
+    for note in notes:
+        warnings.warn(note, EmbedWarning, stacklevel=3)
