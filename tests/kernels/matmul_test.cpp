@@ -4,6 +4,7 @@
 // split-bf16 or bf16 bound on AMX) and f32 vs double accumulation of k products:
 // |err| <= (product_rel_error + (products_per_term * k + 2) * eps_f32) * sum_p |x_p * w_p|
 // (+ the rounding of the bias and y terms); plus an NMSE ceiling per backend (harness.h).
+#include "cpu/cpu_backend.h"
 #include "cpu/llama_cpp_rounding.h"
 #include "cpu/ref/ref.h"
 #include "gguf/quants.h"
@@ -178,13 +179,20 @@ TEST_CASE("matmul rows do not depend on the other rows of the batch", "[kernels]
 
 TEST_CASE("the int8 compute type gives the same bits on AMX and on AVX-512 VNNI", "[kernels][matmul]") {
   // Both levels compute the same exact integer sums and run the same epilogue (cpu/int8_blocks.h).
-  std::vector<BackendUnderTest> all = backends_under_test();
-  std::vector<BackendUnderTest*> int8;
-  for (auto& bt : all)
-    if (bt.name == "cpu-amx-int8" || bt.name == "cpu-avx512-int8") int8.push_back(&bt);
-  if (int8.size() < 2) {  // a machine without AMX or without VNNI has nothing to compare
-    CHECK(!(cpuinfo_supports(CpuIsa::Amx) && cpuinfo_has("avx512_vnni")));
+  // CPU backends made here, not backends_under_test(): the CUDA test executables build this file too.
+  const bool amx = cpuinfo_supports(CpuIsa::Amx);
+  const bool vnni = cpuinfo_supports(CpuIsa::Avx512) && cpuinfo_has("avx512bw") && cpuinfo_has("avx512_vnni");
+  if (!(amx && vnni)) {  // a machine without AMX or without VNNI has nothing to compare
+    CHECK_FALSE((amx && vnni));
     return;
+  }
+  std::vector<std::unique_ptr<Backend>> levels;
+  for (CpuIsa isa : {CpuIsa::Amx, CpuIsa::Avx512}) {
+    BackendOptions o;
+    o.threads = 2;
+    o.cpu_isa = isa;
+    o.compute_type = ComputeType::Int8;
+    levels.push_back(cpu::create_cpu_backend(o));
   }
   const int64_t m = 45, n = 70, k = 768;
   std::vector<float> x = random_floats(11, static_cast<size_t>(m * k)), bias = random_floats(12, static_cast<size_t>(n));
@@ -192,16 +200,16 @@ TEST_CASE("the int8 compute type gives the same bits on AMX and on AVX-512 VNNI"
     std::vector<uint8_t> w = random_rows(wt, n, k, 13);
     Tensor tw{w.data(), wt, Device::Cpu, n, k};
     std::vector<std::vector<float>> got;
-    for (BackendUnderTest* bt : int8) {
-      DeviceArena arena(*bt->backend);
+    for (auto& backend : levels) {
+      DeviceArena arena(*backend);
       MatmulArgs a;
       a.x = arena.upload(host_tensor(x, m, k));
-      a.w = bt->backend->load_weight(tw, WeightUse::Matmul);
+      a.w = backend->load_weight(tw, WeightUse::Matmul);
       a.bias = arena.upload(host_tensor(bias, 1, n));
       a.y = arena.poisoned(DType::F32, m, n);
-      bt->backend->matmul(a);
+      backend->matmul(a);
       got.push_back(arena.download(a.y));
-      bt->backend->release_weight(a.w);
+      backend->release_weight(a.w);
     }
     INFO(dtype_name(wt));
     CHECK(std::memcmp(got[0].data(), got[1].data(), got[0].size() * 4) == 0);
