@@ -8,12 +8,14 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
 #include "engine/api.h"
+#include "engine/quantize.h"
 #include "tokenizer/tokenizer.h"
 
 namespace nb = nanobind;
@@ -124,14 +126,42 @@ class PyModel {
     model_ = value_or_raise(std::move(loaded));
   }
 
-  // Rows of `texts` as a float32 [rows, cols] array, and the engine's warnings.
+  // Rows of `texts` and the engine's warnings: a float32 [rows, cols] array, or with a quantized
+  // Request::precision the codes as int8 / uint8 [rows, code bytes]. int8 / uint8 without ranges
+  // take them from these very rows (what sentence-transformers' encode does with no calibration).
   nb::tuple embed(nb::handle texts, const Request& r, int64_t batch_inputs, int64_t batch_tokens, nb::object progress) {
     const std::vector<std::string> in = utf8_texts(texts, "text");
     const RunSettings s = run_settings(batch_inputs, batch_tokens, progress);
-    Embeddings e = finish(call_released<Embeddings>([&](Context& ctx) { return ctx.embed(in, r, s); }));
+    const bool self_calibrated = (r.precision == Precision::Int8 || r.precision == Precision::Uint8) && !r.ranges;
+    Request run = r;
+    if (self_calibrated) run.precision = Precision::Float32;
+    Embeddings e = finish(call_released<Embeddings>([&](Context& ctx) { return ctx.embed(in, run, s); }));
+    if (self_calibrated && e.rows == 1)
+      raise_status(Status{ErrorKind::InvalidArgument, std::string("cannot compute ") + precision_name(r.precision) +
+                                                          " ranges from a single text: pass ranges (an embed calibrate file or a (2, dim) array)"});
+    if (self_calibrated && e.rows > 1 && e.rows < 100)
+      e.warnings.push_back(std::string(precision_name(r.precision)) + " ranges computed from only " + std::to_string(e.rows) +
+                           " texts; ranges from a representative sample (embed calibrate) are more stable");
+    if (self_calibrated && e.rows > 1) {
+      nb::gil_scoped_release nogil;
+      const QuantizationRanges ranges = ranges_from_rows(e.data.data(), e.rows, e.cols);
+      e.precision = r.precision;
+      e.code_bytes = code_bytes(r.precision, e.cols);
+      e.codes.resize(static_cast<size_t>(e.rows * e.code_bytes));
+      quantize_rows(e.data.data(), e.rows, e.cols, r.precision, &ranges, e.codes.data());
+      std::vector<float>().swap(e.data);
+    }
     std::vector<std::string> warnings = std::move(e.warnings);
-    auto rows = to_numpy(std::move(e.data), {static_cast<size_t>(e.rows), static_cast<size_t>(e.cols)});
-    return nb::make_tuple(rows, warnings);
+    const size_t rows = static_cast<size_t>(e.rows);
+    if (r.precision == Precision::Float32)
+      return nb::make_tuple(to_numpy(std::move(e.data), {rows, static_cast<size_t>(e.cols)}), warnings);
+    const size_t width = static_cast<size_t>(code_bytes(r.precision, e.cols));
+    if (precision_signed(r.precision)) {
+      std::vector<int8_t> codes(e.codes.size());
+      if (!codes.empty()) std::memcpy(codes.data(), e.codes.data(), codes.size());
+      return nb::make_tuple(to_numpy(std::move(codes), {rows, width}), warnings);
+    }
+    return nb::make_tuple(to_numpy(std::move(e.codes), {rows, width}), warnings);
   }
 
   // Scores of (query, document) pairs, in document order.
@@ -256,6 +286,29 @@ void bind_request(nb::module_& m) {
             if (!parse_pooling(*s, &p)) raise_status(Status{ErrorKind::InvalidArgument, "pooling '" + *s + "' is not one of none, mean, cls, last, rank"});
             r.pooling = p;
           })
+      .def_prop_rw(
+          "precision", [](const Request& r) { return precision_name(r.precision); },
+          [](Request& r, const std::string& s) {
+            if (!parse_precision(s, &r.precision))
+              raise_status(Status{ErrorKind::InvalidArgument, "precision '" + s + "' is not one of float32, int8, uint8, binary, ubinary"});
+          })
+      // int8 / uint8 ranges: an `embed calibrate` file, or per-dimension min and max.
+      .def("load_ranges", [](Request& r, const std::string& path) {
+            try {
+              r.ranges = std::make_shared<QuantizationRanges>(load_ranges(path));
+            } catch (const Error& e) {
+              raise_status(Status{e.kind(), e.what()});
+            }
+          }, "path"_a)
+      .def("set_ranges", [](Request& r, std::vector<float> min, std::vector<float> max) {
+            if (min.empty() || min.size() != max.size())
+              raise_status(Status{ErrorKind::InvalidArgument, "ranges need one min and one max per dimension (got " +
+                                                                 std::to_string(min.size()) + " and " + std::to_string(max.size()) + ")"});
+            auto q = std::make_shared<QuantizationRanges>();
+            q->min = std::move(min), q->max = std::move(max);
+            r.ranges = std::move(q);
+          }, "min"_a, "max"_a)
+      .def_prop_ro("has_ranges", [](const Request& r) { return r.ranges != nullptr; })
       .def_prop_rw(
           "truncation_direction", [](const Request& r) { return r.truncation_direction == TruncationDirection::Right ? "right" : "left"; },
           [](Request& r, const std::string& s) {

@@ -45,10 +45,8 @@ __all__ = [
     "OverloadedError",
 ]
 
-# sentence-transformers' `precision` names -> the engine's output type. The module binds float32
-# only so far; the engine's quantized rows (Request::precision, `embed --precision`) are not bound
-# yet: each becomes an entry here.
-_PRECISIONS = {"float32": None}
+# sentence-transformers' `precision` names (its quantize_embeddings), the engine's output types.
+_PRECISIONS = ("float32", "int8", "uint8", "binary", "ubinary")
 
 
 class EmbedWarning(UserWarning):
@@ -109,6 +107,7 @@ class Model:
         prompt_name: str | None = None,
         prompt: str | None = None,
         precision: str = "float32",
+        ranges=None,
         show_progress_bar: bool | None = None,
         truncate: bool = False,
         batch_tokens: int | None = None,
@@ -123,17 +122,28 @@ class Model:
         prompt_name: one of the model's prompts (info["prompts"]) or an engine preset
         ("e5-query", ...); prompt: the prompt text itself, which wins over prompt_name; neither:
         the model's default prompt, if any. truncate: cut texts longer than the model's context
-        instead of raising InvalidInputError. precision: "float32" (the only one bound so far).
+        instead of raising InvalidInputError. precision: "float32", or quantized rows as
+        sentence-transformers' quantize_embeddings makes them: "int8" / "uint8" (one byte per
+        dimension, int8 / uint8 array), "binary" / "ubinary" (sign bits packed eight to a byte,
+        [n, ceil(dim / 8)] int8 / uint8 array). ranges (int8 / uint8): the per-dimension [min, max]
+        to quantize with: the path of an `embed calibrate` file, or an array of shape (2, dim)
+        (sentence-transformers' `ranges`); None takes them from these texts' own vectors, as
+        sentence-transformers' encode does, so the codes then depend on the batch.
         split_special: read special-token text in the texts ("[SEP]", "<|endoftext|>") as plain
         text, for text you do not control (the command's --split-special).
         """
         single = isinstance(texts, str)
         if precision not in _PRECISIONS:
             raise InvalidInputError(
-                f"precision {precision!r} is not available: this version of embed produces {', '.join(map(repr, _PRECISIONS))}",
+                f"precision {precision!r} is not one of {', '.join(map(repr, _PRECISIONS))}",
                 "invalid argument",
             )
         request = Request()
+        request.precision = precision
+        if ranges is not None:
+            if precision not in ("int8", "uint8"):
+                raise InvalidInputError(f"ranges apply to precision 'int8' and 'uint8', not {precision!r}", "invalid argument")
+            _set_ranges(request, ranges)
         request.normalize = 2 if normalize_embeddings else -1
         request.dimensions = _positive_or_zero("dimensions", dimensions)
         request.prompt = prompt
@@ -149,7 +159,10 @@ class Model:
         )
         _warn(notes)
         if rows.shape[0] == 0:  # no texts: no forward pass told the width
-            return np.empty((0, dimensions or self.info["dim"]), dtype=np.float32)
+            width = dimensions or self.info["dim"]
+            if precision in ("binary", "ubinary"):
+                width = (width + 7) // 8
+            return np.empty((0, width), dtype=rows.dtype)
         return rows[0] if single else rows
 
     def rerank(
@@ -189,6 +202,19 @@ class Model:
         if isinstance(texts, str):
             return self._core.tokenize([texts], bool(add_special_tokens), bool(split_special))[0]
         return self._core.tokenize(texts, bool(add_special_tokens), bool(split_special))
+
+
+def _set_ranges(request: Request, ranges) -> None:
+    """encode's `ranges`: an `embed calibrate` file or a (2, dim) array of per-dimension min, max."""
+    if isinstance(ranges, (str, os.PathLike)):
+        request.load_ranges(os.fspath(ranges))
+        return
+    a = np.asarray(ranges, dtype=np.float64)
+    if a.ndim != 2 or a.shape[0] != 2 or a.shape[1] < 1:
+        raise InvalidInputError(f"ranges must be a path or an array of shape (2, dim), not shape {a.shape}", "invalid argument")
+    if not np.all(np.isfinite(a)) or np.any(np.abs(a) > np.finfo(np.float32).max):
+        raise InvalidInputError("ranges hold a value that is not a finite float32", "invalid argument")
+    request.set_ranges(a[0].astype(np.float32).tolist(), a[1].astype(np.float32).tolist())
 
 
 def _positive_or_zero(name: str, value: int | None) -> int:

@@ -85,5 +85,6 @@ def cli(embed_bin, tmp_path) -> Cli:
 def same_bits(a: np.ndarray, b: np.ndarray) -> None:
     assert a.dtype == b.dtype and a.shape == b.shape, f"{a.dtype}{a.shape} vs {b.dtype}{b.shape}"
     if a.tobytes() != b.tobytes():
-        bad = np.argwhere(a.view(np.uint32) != b.view(np.uint32))
+        unsigned = np.dtype(f"u{a.dtype.itemsize}")
+        bad = np.argwhere(a.view(unsigned) != b.view(unsigned))
         pytest.fail(f"{len(bad)} values differ, first at {tuple(bad[0])}: {a[tuple(bad[0])]!r} vs {b[tuple(bad[0])]!r}")

@@ -1,5 +1,7 @@
 # Model.encode: rows bit-identical to the `embed` command's for the same texts and request
 # (prompts, dimensions, normalization, truncation, batch size), dtype and shape, numpy ownership.
+import json
+
 import numpy as np
 import pytest
 
@@ -103,11 +105,84 @@ def test_truncation(model, cli):
     same_bits(rows, cli.embed(path, texts, "--truncate"))
 
 
-def test_precision(model):
+def test_precision_float32_is_the_default(model):
     same_bits(model.encode(TEXTS, precision="float32"), model.encode(TEXTS))
-    for other in ("int8", "uint8", "binary", "ubinary", "float16"):
-        with pytest.raises(embed.InvalidInputError, match="'float32'"):
+    for other in ("float16", "int4", "Binary"):
+        with pytest.raises(embed.InvalidInputError, match="'float32', 'int8', 'uint8', 'binary', 'ubinary'"):
             model.encode(TEXTS, precision=other)
+
+
+def test_binary_rows_equal_the_cli(model, cli):
+    path = model.info["path"]
+    for precision, dtype in (("binary", np.int8), ("ubinary", np.uint8)):
+        codes = model.encode(TEXTS, precision=precision)
+        assert codes.dtype == dtype and codes.shape == (len(TEXTS), (model.info["dim"] + 7) // 8)
+        same_bits(codes, cli.embed(path, TEXTS, "--precision", precision))
+        same_bits(model.encode(TEXTS, precision=precision, dimensions=12), cli.embed(path, TEXTS, "--precision", precision, "--dims", "12"))
+        assert model.encode([], precision=precision, dimensions=12).shape == (0, 2)
+    # The bits by hand: dimension d is bit 7 - d % 8 of byte d // 8, set where the value is > 0;
+    # binary is that byte - 128 (sentence-transformers' quantize_embeddings).
+    floats = model.encode(TEXTS)
+    ubits = np.packbits(floats > 0, axis=1)
+    same_bits(model.encode(TEXTS, precision="ubinary"), ubits)
+    same_bits(model.encode(TEXTS, precision="binary"), (ubits.astype(np.int16) - 128).astype(np.int8))
+
+
+def test_int8_rows_with_calibration_ranges_equal_the_cli(model, cli, tmp_path):
+    path = model.info["path"]
+    ranges_file = tmp_path / "ranges.json"
+    cli.run("calibrate", path, cli.lines_file(TEXTS * 3, "sample.txt"), "-o", str(ranges_file))
+    stored = json.loads(ranges_file.read_text())
+    as_array = np.array([stored["min"], stored["max"]], dtype=np.float32)
+    for precision, dtype in (("int8", np.int8), ("uint8", np.uint8)):
+        want = cli.embed(path, TEXTS[::-1], "--precision", precision, "--ranges", str(ranges_file))
+        from_file = model.encode(TEXTS[::-1], precision=precision, ranges=ranges_file)
+        assert from_file.dtype == dtype and from_file.shape == (len(TEXTS), model.info["dim"])
+        same_bits(from_file, want)
+        same_bits(model.encode(TEXTS[::-1], precision=precision, ranges=str(ranges_file)), want)
+        same_bits(model.encode(TEXTS[::-1], precision=precision, ranges=as_array), want)
+        same_bits(model.encode(TEXTS[::-1], precision=precision, ranges=as_array.tolist()), want)
+
+
+def test_int8_without_ranges_calibrates_on_the_texts_themselves(model):
+    # sentence-transformers' encode(precision="int8") with no calibration: ranges are the
+    # per-dimension min and max of these rows, step = (max - min) / 255 (0 -> 1), in float32,
+    # uint8 code = clip(floor((x - min) / step), 0, 255), int8 code = that - 128.
+    floats = model.encode(TEXTS)
+    lo, hi = floats.min(axis=0), floats.max(axis=0)
+    steps = (hi - lo) / np.float32(255)
+    steps = np.where(steps == 0, np.float32(1), steps)
+    want_u8 = np.clip(np.floor((floats - lo) / steps), 0, 255).astype(np.uint8)
+    with pytest.warns(embed.EmbedWarning, match="uint8 ranges computed from only 7 texts"):
+        same_bits(model.encode(TEXTS, precision="uint8"), want_u8)
+    with pytest.warns(embed.EmbedWarning, match="int8 ranges computed from only 7 texts"):
+        same_bits(model.encode(TEXTS, precision="int8"), (want_u8.astype(np.int16) - 128).astype(np.int8))
+    # The rows' own min and max code to the ends of the scale, in every dimension that varies.
+    assert np.all(want_u8.min(axis=0)[hi > lo] == 0) and np.all(want_u8.max(axis=0)[hi > lo] >= 254)
+    same_bits(model.encode(TEXTS, precision="int8", ranges=np.stack([lo, hi])), (want_u8.astype(np.int16) - 128).astype(np.int8))
+    # One text cannot calibrate (sentence-transformers refuses it too).
+    for one in (TEXTS[:1], TEXTS[0]):
+        with pytest.raises(embed.InvalidInputError, match="cannot compute int8 ranges from a single text"):
+            model.encode(one, precision="int8")
+    assert model.encode(TEXTS[0], precision="int8", ranges=np.stack([lo, hi])).shape == (model.info["dim"],)
+
+
+def test_bad_ranges(model, tmp_path):
+    dim = model.info["dim"]
+    with pytest.raises(embed.InvalidInputError, match=f"ranges have 5 dimensions but the output has {dim}"):
+        model.encode(TEXTS, precision="int8", ranges=np.zeros((2, 5)))
+    with pytest.raises(embed.InvalidInputError, match=r"shape \(2, dim\), not shape \(3, 4\)"):
+        model.encode(TEXTS, precision="int8", ranges=np.zeros((3, 4)))
+    with pytest.raises(embed.InvalidInputError, match="not a finite float32"):
+        model.encode(TEXTS, precision="uint8", ranges=np.full((2, dim), np.nan))
+    with pytest.raises(embed.InvalidInputError, match="apply to precision 'int8' and 'uint8', not 'binary'"):
+        model.encode(TEXTS, precision="binary", ranges=np.zeros((2, dim)))
+    bad = tmp_path / "ranges.json"
+    bad.write_text('{"embed_quantization_ranges": 1, "dimensions": 2, "min": [0, 0]}')
+    with pytest.raises(embed.ModelFormatError, match="not a quantization ranges file"):
+        model.encode(TEXTS, precision="int8", ranges=bad)
+    with pytest.raises(embed.EmbedIOError):
+        model.encode(TEXTS, precision="int8", ranges=tmp_path / "missing.json")
 
 
 def test_progress_bar(model, capfd):
