@@ -8,7 +8,6 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
-#include <cstring>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -64,12 +63,14 @@ std::vector<std::string> utf8_texts(nb::handle seq, const char* what) {
   return out;
 }
 
-// A vector handed to numpy: the array owns the vector's buffer through a capsule (no copy).
-template <class T>
-nb::ndarray<nb::numpy, T> to_numpy(std::vector<T>&& v, std::initializer_list<size_t> shape) {
+// A vector handed to numpy: the array owns the vector's buffer through a capsule (no copy). View
+// (int8 over the engine's code bytes) must be the vector's element size.
+template <class T, class View = T>
+nb::ndarray<nb::numpy, View> to_numpy(std::vector<T>&& v, std::initializer_list<size_t> shape) {
+  static_assert(sizeof(View) == sizeof(T));
   auto* owned = new std::vector<T>(std::move(v));
   nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<std::vector<T>*>(p); });
-  return nb::ndarray<nb::numpy, T>(owned->data(), shape, owner);
+  return nb::ndarray<nb::numpy, View>(reinterpret_cast<View*>(owned->data()), shape, owner);
 }
 
 // RunSettings whose progress callback, called after each forward pass with the GIL taken, runs
@@ -156,11 +157,7 @@ class PyModel {
     if (r.precision == Precision::Float32)
       return nb::make_tuple(to_numpy(std::move(e.data), {rows, static_cast<size_t>(e.cols)}), warnings);
     const size_t width = static_cast<size_t>(code_bytes(r.precision, e.cols));
-    if (precision_signed(r.precision)) {
-      std::vector<int8_t> codes(e.codes.size());
-      if (!codes.empty()) std::memcpy(codes.data(), e.codes.data(), codes.size());
-      return nb::make_tuple(to_numpy(std::move(codes), {rows, width}), warnings);
-    }
+    if (precision_signed(r.precision)) return nb::make_tuple(to_numpy<uint8_t, int8_t>(std::move(e.codes), {rows, width}), warnings);
     return nb::make_tuple(to_numpy(std::move(e.codes), {rows, width}), warnings);
   }
 

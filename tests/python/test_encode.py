@@ -44,14 +44,15 @@ def test_dtype_shape_and_single_text(model):
     same_bits(model.encode(np.array(TEXTS, dtype=object)), rows)
 
 
-def test_rows_are_handed_to_numpy_without_a_copy(model):
-    rows = model.encode(TEXTS)
+@pytest.mark.parametrize("precision", ["float32", "binary", "ubinary"])
+def test_rows_are_handed_to_numpy_without_a_copy(model, precision):
+    rows = model.encode(TEXTS, precision=precision)
     # numpy did not copy (a copy would own its data); the buffer is the engine's, kept alive by
     # the array's base object, and writable like any result.
     assert not rows.flags.owndata and rows.base is not None
     assert rows.flags.writeable
-    rows[0, 0] = 42.0
-    assert rows[0, 0] == 42.0
+    rows[0, 0] = 42
+    assert rows[0, 0] == 42
 
 
 def test_normalization(model, cli):
