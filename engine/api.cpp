@@ -2,12 +2,24 @@
 // Context's entry points, each a few lines over engine/pipeline.h.
 #include "engine/api.h"
 
+#include <algorithm>
+
 #include "engine/pipeline.h"
 #include "engine/runner.h"
 #include "tokenizer/tokenizer.h"
 
 namespace embed {
 namespace {
+
+// The band `embed kv-layers -o` stored (kKvLayersKey), checked against the model.
+void read_kv_band(const gguf::File& f, ModelDescription& d) {
+  if (!f.has(kKvLayersKey)) return;
+  const std::vector<int32_t> band = f.get_array<int32_t>(kKvLayersKey);
+  if (band.size() != 2 || band[0] < 0 || band[0] > band[1] || band[1] >= d.n_layers)
+    fail(ErrorKind::Format, f.path() + ": " + kKvLayersKey + " must be [first, last] layers inside 0-" + std::to_string(d.n_layers - 1));
+  d.kv_layers = std::make_pair(band[0], band[1]);
+  if (f.has(kKvDimensionsKey)) d.layer_dimensions = f.get_array<float>(kKvDimensionsKey);
+}
 
 // Runs `body`, turning any exception into a Status (with the index of the input at fault).
 template <class T, class F>
@@ -69,6 +81,7 @@ Result<std::shared_ptr<const Model>> Model::load(const std::string& path, const 
     d.prompts = read_model_prompts(f);
     d.kernels = m->loaded_->kernel_level();
     d.compute_type = o.compute_type;
+    read_kv_band(f, d);
     return m;
   });
 }
@@ -133,6 +146,44 @@ Result<Embeddings> Context::embed_ids(std::vector<std::vector<int32_t>> ids, con
     refuse_hidden_states(r);
     const ResolvedRequest rr = resolve_request(model_->describe(), r, Task::Embed);
     return run_request(*runner_, rr, sequences_from_ids(*model_, rr, std::move(ids)), s);
+  });
+}
+
+Result<LayerStates> Context::layer_states(const std::vector<std::string>& texts, const Request& r, const RunSettings& s) {
+  return guarded<LayerStates>([&] {
+    refuse_hidden_states(r);
+    if (r.kv_embedding || r.late_chunking || r.long_inputs != LongInputs::Refuse)
+      fail(ErrorKind::InvalidArgument, "layer_states reads the plain model: leave out kv_embedding, late_chunking and long_inputs");
+    if (r.precision != Precision::Float32) fail(ErrorKind::InvalidArgument, "layer_states gives float states: leave out precision");
+    const ResolvedRequest rr = resolve_request(model_->describe(), r, Task::Embed);
+    Tokenized t = tokenize_texts(*model_, rr, texts);
+    const ModelDescription& d = model_->describe();
+    LayerStates out;
+    out.n_layers = d.n_layers;
+    out.rows = static_cast<int64_t>(t.seqs.size());
+    out.d_model = d.d_model;
+    out.data.resize(static_cast<size_t>(out.n_layers * out.rows * out.d_model));
+    for (const SequenceInput& q : t.seqs) out.n_tokens.push_back(static_cast<int32_t>(q.ids.size()));
+    PassOptions pass = pass_options(rr);
+    pass.pooling = Pooling::Last;  // cheapest pooling; the pooled rows are not used
+    pass.keep_layer_last = true;
+    const int64_t budget = s.batch_tokens > 0 ? s.batch_tokens : kDefaultBatchTokens;
+    int64_t longest = 0;
+    for (const SequenceInput& q : t.seqs) longest = std::max(longest, static_cast<int64_t>(q.ids.size()));
+    size_t done = 0;
+    for (const std::vector<size_t>& batch : plan_batches(t.seqs, std::max(longest, budget), s.batch_inputs)) {
+      std::vector<SequenceInput> part;
+      for (size_t i : batch) part.push_back(std::move(t.seqs[i]));
+      const RunOutput o = runner_->run(part, pass);
+      const int64_t n = static_cast<int64_t>(batch.size());
+      for (int64_t l = 0; l < out.n_layers; l++)
+        for (int64_t j = 0; j < n; j++)
+          std::copy_n(o.layer_last.data() + (l * n + j) * out.d_model, out.d_model,
+                      out.data.data() + (l * out.rows + static_cast<int64_t>(batch[static_cast<size_t>(j)])) * out.d_model);
+      done += batch.size();
+      if (s.progress) s.progress(done, t.seqs.size());
+    }
+    return out;
   });
 }
 

@@ -75,6 +75,13 @@ struct ModelOptions {
 };
 
 // What a loaded model is, for callers.
+// The KV-Embedding band stored in a model by `embed kv-layers -o` (embed's own GGUF keys; other
+// readers ignore them): [first, last] as two int32, and the per-layer intrinsic dimensions it was
+// chosen from (f32, one per layer) with the number of sample texts (u32).
+inline constexpr const char* kKvLayersKey = "embed.kv_embedding.layers";
+inline constexpr const char* kKvDimensionsKey = "embed.kv_embedding.intrinsic_dimension";
+inline constexpr const char* kKvSampleKey = "embed.kv_embedding.sample_texts";
+
 struct ModelDescription {
   std::string path, arch, tokenizer;
   int64_t n_vocab = 0, d_model = 0, n_layers = 0;
@@ -89,6 +96,9 @@ struct ModelDescription {
   ModelPrompts prompts;         // the model's own prompts (embedding.prompt.* metadata)
   std::string kernels;          // the kernel level in use: scalar, avx2, avx512, amx (CPU) or cuda
   ComputeType compute_type = ComputeType::F32;
+  // KV-Embedding band stored in the file (kKvLayersKey), used when a request gives none.
+  std::optional<std::pair<int, int>> kv_layers;
+  std::vector<float> layer_dimensions;  // kKvDimensionsKey, when stored
 };
 
 class Model {
@@ -127,6 +137,15 @@ struct Embeddings {
   size_t truncated = 0;               // texts cut to max_tokens
   std::vector<std::string> warnings;
   const float* row(int64_t i) const { return data.data() + i * cols; }
+};
+
+// Per-layer states of texts (Context::layer_states): after each block, the residual stream at each
+// text's last token (before the final norm). data is [n_layers][rows][d_model].
+struct LayerStates {
+  int64_t n_layers = 0, rows = 0, d_model = 0;
+  std::vector<float> data;
+  std::vector<int32_t> n_tokens;  // tokens of each text (after truncation)
+  const float* row(int64_t layer, int64_t i) const { return data.data() + (layer * rows + i) * d_model; }
 };
 
 // Low level: token sequences keyed by caller-chosen sequence ids.
@@ -185,6 +204,10 @@ class Context {
   // document, the longer text first) and truncation_direction apply.
   Result<std::vector<float>> rerank(const std::string& query, const std::vector<std::string>& documents, const Request& r = {},
                                     const RunSettings& s = {});
+  // Each text's last-token state after every block (LayerStates), tokenized as embed() would
+  // (prompt or prompt_template, truncation); for layer analysis (`embed kv-layers`). The texts
+  // must fit the context (no long_inputs, late chunking or KV-Embedding: the plain model's states).
+  Result<LayerStates> layer_states(const std::vector<std::string>& texts, const Request& r = {}, const RunSettings& s = {});
   // One forward pass over the batch (Request: pooling, normalize, dimensions, exclude_special,
   // hidden_states; the length fields do not apply: ids are checked against the context length).
   Result<BatchResult> run(const TokenBatch& batch, const Request& r = {});

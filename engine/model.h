@@ -3,6 +3,7 @@
 // live in engine/arch/<name>.cpp and are registered in engine/arch/registry.cpp.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -86,12 +87,20 @@ struct KvRouting {
 // longer sequence (Runner::run_in_pieces) the keys and values of its earlier pieces (then the
 // batch is that one sequence and its positions continue from the earlier pieces), and the
 // KV-Embedding re-routing (never together with `cache`: see blocks::self_attention).
+// Called after each block with the block's output, the residual stream x [n_tokens, d_model] on
+// the device (before the final norm), for per-layer analysis (`embed kv-layers`).
+using LayerTap = std::function<void(int64_t layer, const Tensor& x)>;
+
 struct ForwardPass {
   Backend& backend;
   Workspace& ws;
   const BatchView& batch;
   KvCache* cache = nullptr;
   KvRouting kv = {};
+  const LayerTap* layer_tap = nullptr;
+  void after_layer(int64_t layer, const Tensor& x) const {
+    if (layer_tap) (*layer_tap)(layer, x);
+  }
 };
 
 class Architecture {

@@ -74,7 +74,7 @@ void check_kv(const ModelDescription& d, const Request& r, ResolvedRequest& out,
   if (d.kernels == "cuda") fail(ErrorKind::Unsupported, "kv_embedding runs on the CPU backend only in this build");
   if (out.pooling != Pooling::Hybrid && out.pooling != Pooling::Mean && out.pooling != Pooling::Last)
     invalid(std::string("pooling ") + pooling_name(out.pooling) + " is not defined for kv_embedding (hybrid, mean or last)");
-  const auto [first, last] = r.kv_layers.value_or(middle_third(d.n_layers));
+  const auto [first, last] = r.kv_layers.value_or(d.kv_layers.value_or(middle_third(d.n_layers)));
   if (first < 0 || first > last || last >= d.n_layers)
     invalid("kv_layers " + std::to_string(first) + "-" + std::to_string(last) + " is not a band inside 0-" + std::to_string(d.n_layers - 1) +
             " for this model");

@@ -91,7 +91,8 @@ struct Request {
   // once), e.g. PromptEOL's 'This sentence: "{text}" means in one word: "'. Any pooling.
   std::optional<std::string> prompt_template;
   // KV-Embedding (arXiv 2601.01046; decoders only, Embed only): at layers kv_layers (first, last;
-  // default: the middle third of the layers) each sequence's last key and value become a prefix
+  // default: the band stored in the model by `embed kv-layers -o`, else the middle third of the
+  // layers) each sequence's last key and value become a prefix
   // position with logit bias kv_bias (default 1.0). Pooling: hybrid by default; mean, last too.
   bool kv_embedding = false;
   std::optional<std::pair<int, int>> kv_layers;

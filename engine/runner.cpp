@@ -134,6 +134,16 @@ RunOutput Runner::run(const std::vector<SequenceInput>& seqs, const PassOptions&
   ws_->reset();
   const BatchView bv = upload_batch(hb);
   ForwardPass fp{*backend_, *ws_, bv, nullptr, o.kv};
+  const int64_t n_seqs = static_cast<int64_t>(seqs.size()), d = info.d_model;
+  const LayerTap last_rows = [&](int64_t layer, const Tensor& x) {
+    float* dst = out.layer_last.data() + layer * n_seqs * d;
+    for (int64_t s = 0; s < n_seqs; s++)
+      backend_->download(dst + s * d, x.ptr<const float>() + (hb.cu[static_cast<size_t>(s) + 1] - 1) * d, static_cast<size_t>(d) * 4);
+  };
+  if (o.keep_layer_last) {
+    out.layer_last.assign(static_cast<size_t>(info.n_layers * n_seqs * d), 0.0f);
+    fp.layer_tap = &last_rows;
+  }
   Tensor hidden = ws_->f32(n, info.d_model);
   model_->arch().forward(fp, hidden);
   PoolSpec ps;
@@ -169,6 +179,7 @@ std::vector<float> Runner::project(const std::vector<float>& rows, int64_t n, in
 }
 
 RunOutput Runner::run_in_pieces(const SequenceInput& seq, const PassOptions& o, int64_t piece) {
+  EMBED_CHECK(!o.keep_layer_last, "Runner::run_in_pieces: keep_layer_last needs the whole sequence in one pass");
   RunOutput out;
   validate({seq}, o, out);
   const ModelInfo& info = model_->info();

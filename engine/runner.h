@@ -52,6 +52,7 @@ struct PassOptions {
   bool exclude_special = false;   // mean pooling leaves out tokens marked special
   bool keep_hidden = false;       // also return the final hidden states of every token
   KvRouting kv;                   // KV-Embedding re-routing (off by default)
+  bool keep_layer_last = false;   // also return each sequence's last-token state after every block
 };
 
 struct RunOutput {
@@ -59,6 +60,8 @@ struct RunOutput {
   std::vector<float> pooled;         // pooled rows as the model computes them, not yet finished
   std::vector<int32_t> cu_seqlens;   // token offsets of each sequence in `hidden`
   std::vector<float> hidden;         // [n_tokens, d_model] if keep_hidden
+  std::vector<float> layer_last;     // [n_layers, n_seqs, d_model] if keep_layer_last: the residual
+                                     // stream of each sequence's last token after each block
   std::vector<std::string> warnings;
 };
 

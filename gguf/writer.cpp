@@ -171,6 +171,66 @@ void Writer::write_file(const std::string& path) const {
   if (std::rename(tmp.c_str(), path.c_str()) != 0) fail(ErrorKind::Io, path + ": cannot rename from " + tmp);
 }
 
+void write_with_metadata(const File& source, const Writer& edits, const std::string& path) {
+  EMBED_CHECK(edits.tensors_.empty(), "write_with_metadata: edits carry key-values only");
+  for (const Writer::Entry& e : edits.kvs_) EMBED_CHECK(e.key != "general.alignment", "write_with_metadata: the alignment stays the source's");
+  const std::vector<TensorInfo>& tensors = source.tensors();
+  if (tensors.empty()) fail(ErrorKind::InvalidArgument, source.path() + ": has no tensors, nothing to copy");
+  uint64_t directory = tensors[0].info_offset;  // where the key-values end
+  for (const TensorInfo& t : tensors) directory = std::min(directory, t.info_offset);
+  const std::vector<KeyValue>& kvs = source.metadata();
+  auto edited = [&](const std::string& key) {
+    return std::any_of(edits.kvs_.begin(), edits.kvs_.end(), [&](const Writer::Entry& e) { return e.key == key; });
+  };
+  std::vector<uint8_t> head;
+  head.insert(head.end(), {'G', 'G', 'U', 'F'});
+  append<uint32_t>(head, 3);
+  append<int64_t>(head, static_cast<int64_t>(tensors.size()));
+  const size_t count_at = head.size();
+  append<int64_t>(head, 0);
+  int64_t n_kv = 0;
+  for (size_t i = 0; i < kvs.size(); i++) {
+    // A value runs from its offset (after the type) to the next entry's key length, 8 + key + 4
+    // bytes before that entry's value.
+    const uint64_t end = i + 1 < kvs.size() ? kvs[i + 1].value.offset - 4 - kvs[i + 1].key.size() - 8 : directory;
+    if (edited(kvs[i].key)) continue;
+    append_string(head, kvs[i].key);
+    append<uint32_t>(head, static_cast<uint32_t>(kvs[i].value.type));
+    head.insert(head.end(), source.base() + kvs[i].value.offset, source.base() + end);
+    n_kv++;
+  }
+  for (const Writer::Entry& e : edits.kvs_) {
+    append_string(head, e.key);
+    append<uint32_t>(head, static_cast<uint32_t>(e.type));
+    head.insert(head.end(), e.payload.begin(), e.payload.end());
+    n_kv++;
+  }
+  std::memcpy(head.data() + count_at, &n_kv, sizeof n_kv);
+  for (const TensorInfo& t : tensors) {
+    append_string(head, t.name);
+    append<uint32_t>(head, t.n_dims);
+    for (uint32_t d = 0; d < t.n_dims; d++) append<int64_t>(head, t.ne[d]);
+    append<uint32_t>(head, static_cast<uint32_t>(t.type));
+    append<uint64_t>(head, t.offset);
+  }
+  head.resize(padded(head.size(), source.alignment()), 0);
+
+  const std::string tmp = path + ".tmp";
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f) fail(ErrorKind::Io, tmp + ": cannot create: " + std::strerror(errno));
+  FileSink sink{f, tmp};
+  try {
+    sink.write(head.data(), head.size());
+    sink.write(source.base() + source.data_offset(), source.size() - source.data_offset());
+  } catch (...) {
+    std::fclose(f);
+    std::remove(tmp.c_str());
+    throw;
+  }
+  if (std::fclose(f) != 0) fail(ErrorKind::Io, tmp + ": write failed");
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) fail(ErrorKind::Io, path + ": cannot rename from " + tmp);
+}
+
 #define EMBED_WRITER_INSTANTIATE(T)                                   \
   template void Writer::set<T>(const std::string&, T);               \
   template void Writer::set_array<T>(const std::string&, const std::vector<T>&);

@@ -33,6 +33,7 @@ class Writer {
   void write_file(const std::string& path) const;  // writes to path.tmp then renames
 
  private:
+  friend void write_with_metadata(const File& source, const Writer& edits, const std::string& path);
   struct Entry {
     std::string key;
     ValueType type;
@@ -51,5 +52,11 @@ class Writer {
   std::vector<Entry> kvs_;
   std::vector<Tensor> tensors_;
 };
+
+// A copy of `source` at `path` (via path.tmp) with the key-values of `edits` set: a key in both
+// takes edits' value, new keys come after the source's; every other key-value is copied byte for
+// byte, and the tensors keep their directory entries, offsets and data. edits' tensors and
+// general.alignment are not allowed. For storing a setting in a model (`embed kv-layers -o`).
+void write_with_metadata(const File& source, const Writer& edits, const std::string& path);
 
 }  // namespace embed::gguf

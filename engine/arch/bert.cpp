@@ -28,13 +28,15 @@ class Bert final : public Architecture {
     ops::layer_norm(fp, x, t_.token_embd_norm, t_.token_embd_norm_b, x, eps);
     const int n_heads = static_cast<int>(p_.n_heads), d_head = static_cast<int>(p_.d_head);
     const ops::AttentionSpec spec{n_heads, n_heads, d_head, 1.0f / std::sqrt(static_cast<float>(d_head)), info_.causal};
-    for (const LayerTensors& L : t_.layers) {
+    for (size_t l = 0; l < t_.layers.size(); l++) {
+      const LayerTensors& L = t_.layers[l];
       Workspace::Scope scope(fp.ws);
       const Tensor a = blocks::self_attention(fp, x, L, spec, /*rope=*/nullptr, 0.0f);
       ops::linear(fp, a, L.attn_output, L.attn_output_b, x, /*accumulate=*/true);  // x = x + attn . Wo + bo
       ops::layer_norm(fp, x, L.attn_output_norm, L.attn_output_norm_b, x, eps);
       blocks::mlp(fp, x, L.ffn_up, L.ffn_up_b, L.ffn_down, L.ffn_down_b, Activation::GeluErf, x, /*accumulate=*/true);
       ops::layer_norm(fp, x, L.layer_output_norm, L.layer_output_norm_b, x, eps);
+      fp.after_layer(static_cast<int64_t>(l), x);
     }
   }
 

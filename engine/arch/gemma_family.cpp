@@ -99,6 +99,7 @@ void gemma_forward(ForwardPass& fp, const ModelTensors& t, const ArchParams& p, 
     blocks::mlp_glu(fp, h, L.ffn_gate, L.ffn_up, L.ffn_down, Activation::GeluTanh, f, /*accumulate=*/false);
     ops::rms_norm(fp, f, L.post_ffw_norm, f, eps);
     ops::add(fp, x, f, x);
+    fp.after_layer(static_cast<int64_t>(l), x);
   }
   ops::rms_norm(fp, x, t.output_norm, x, eps);
 }

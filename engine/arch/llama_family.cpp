@@ -72,6 +72,7 @@ class Decoder final : public Architecture {
       ops::linear(fp, a, L.attn_output, L.attn_output_b, x, /*accumulate=*/true);
       ops::rms_norm(fp, x, L.ffn_norm, h, eps);
       blocks::mlp_glu(fp, h, L.ffn_gate, L.ffn_up, L.ffn_down, Activation::Silu, x, /*accumulate=*/true);
+      fp.after_layer(static_cast<int64_t>(l), x);
     }
     ops::rms_norm(fp, x, t_.output_norm, x, eps);
   }

@@ -14,6 +14,7 @@
 
 #include "cpu/isa.h"
 #include "engine/api.h"
+#include "engine/intrinsic_dim.h"
 #include "tests/models/fixtures.h"
 
 using namespace embed;
@@ -418,4 +419,65 @@ TEST_CASE("embed info reports the CPU kernel level; EMBED_ISA forces it; bf16 an
   const Run bogus = run(kModel + " " + input + " --compute-type f8");
   CHECK(bogus.code == 3);
   CHECK(bogus.err.find("unknown --compute-type 'f8'") != std::string::npos);
+}
+
+TEST_CASE("kv-layers: per-layer TwoNN of the model's states, the band, and a copy of the model that stores it", "[cli][kv]") {
+  const std::string decoder = std::string(EMBED_FIXTURES_DIR) + "/models/tiny-qwen3-embed/model.gguf";
+  const test::Fixture f = test::load_fixture(std::string(EMBED_FIXTURES_DIR) + "/models/tiny-qwen3-embed");
+  std::vector<std::string> texts;
+  std::string text;
+  for (const test::FixtureCase& c : f.cases)
+    if (c.text.size() < 120 && c.text.find('\n') == std::string::npos && !c.text.empty() && texts.size() < 40) {
+      texts.push_back(c.text);
+      text += c.text + "\n";
+    }
+  REQUIRE(texts.size() >= 20);
+  const std::string input = write_input("kv.txt", text);
+  Run r = run("kv-layers " + decoder + " " + input + " -t 2 --json");
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  // The command's numbers are TwoNN (tested against numpy in the model tests) of the API's states.
+  auto m = Model::load(decoder, ModelOptions{Device::Cpu, 2, 0});
+  REQUIRE(m);
+  Context ctx(m.value(), 2);
+  auto states = ctx.layer_states(texts);
+  REQUIRE(states);
+  const LayerStates& ls = states.value();
+  std::vector<double> dims;
+  for (int64_t l = 0; l < ls.n_layers; l++) dims.push_back(twonn_dimension(ls.row(l, 0), ls.rows, ls.d_model).dimension);
+  CHECK(j.at("texts") == texts.size());
+  CHECK(j.at("intrinsic_dimension").get<std::vector<double>>() == dims);
+  // 3 layers: the middle-third width is 1 and the middle two thirds are layers 0-2.
+  const std::pair<int, int> band = lowest_dimension_band(dims, 1, 0, 2);
+  CHECK(j.at("band") == std::vector<int>{band.first, band.second});
+
+  const std::string copy = "/tmp/embed_cli_test_" + std::to_string(::getpid()) + "_kv.gguf";
+  r = run("kv-layers " + decoder + " " + input + " -t 2 -o " + copy);
+  REQUIRE(r.code == 0);
+  const std::string flag = "--kv-layers " + std::to_string(band.first) + "-" + std::to_string(band.second);
+  CHECK(r.out.find("--kv-embedding " + flag) != std::string::npos);
+  CHECK(run("info " + copy).out.find("kv-embedding:  layers " + std::to_string(band.first) + "-" + std::to_string(band.second) +
+                                     " (stored by embed kv-layers from " + std::to_string(texts.size()) + " texts") != std::string::npos);
+  // The copy is the same model (same vectors); --kv-embedding alone uses the stored band.
+  CHECK(run(copy + " " + input + " -t 2").out == run(decoder + " " + input + " -t 2").out);
+  const Run stored = run(copy + " " + input + " -t 2 --kv-embedding");
+  REQUIRE(stored.code == 0);
+  CHECK(stored.out == run(decoder + " " + input + " -t 2 --kv-embedding " + flag).out);
+  const int other = band.first == 0 ? 1 : 0;
+  CHECK(stored.out != run(decoder + " " + input + " -t 2 --kv-embedding --kv-layers " + std::to_string(other) + "-" + std::to_string(other)).out);
+  std::remove(copy.c_str());
+
+  r = run("kv-layers " + kModel + " " + input);
+  CHECK(r.code == 3);  // InvalidArgument
+  CHECK(r.err.find("is for decoders") != std::string::npos);
+  r = run("kv-layers " + decoder + " " + input + " --kv-embedding");
+  CHECK(r.code == 3);  // InvalidArgument
+  CHECK(r.err.find("leave out --kv-embedding") != std::string::npos);
+  r = run("kv-layers " + decoder + " " + write_input("kv2.txt", "one\ntwo\n"));
+  CHECK(r.code == 3);  // InvalidArgument
+  CHECK(r.err.find("at least 3 texts") != std::string::npos);
+  r = run("kv-layers " + decoder + " " + input + " --width 4");
+  CHECK(r.code == 3);  // InvalidArgument
+  CHECK(r.err.find("--width 4 is wider than the middle layers 0-2") != std::string::npos);
 }

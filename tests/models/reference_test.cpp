@@ -12,13 +12,17 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 
 #include "cpu/isa.h"
+#include "engine/api.h"
+#include "engine/intrinsic_dim.h"
 #include "engine/runner.h"
 #include "tests/models/fixtures.h"
+#include "tokenizer/tokenizer.h"
 
 using namespace embed;
 using namespace embed::test;
@@ -225,6 +229,111 @@ TEST_CASE("KV-Embedding on the tiny decoders matches HF with the re-routing by h
       const NpyArray mean = f.npy("pooled_mean.npy");
       for (size_t i = 0; i < hybrid.data.size(); i++) hybrid.data[i] = (hybrid.data[i] + mean.data[i]) / 2;
       check_pooled(r, f, pooled_by(Pooling::Hybrid), hybrid, "pooled hybrid");
+    }
+    checked++;
+  }
+  CHECK(checked == 3);  // tiny-llama, tiny-qwen2, tiny-qwen3-embed
+}
+
+// Each layer's last-token state (Runner's keep_layer_last, Context::layer_states: what `embed
+// kv-layers` measures) against HF's block outputs captured by forward hooks
+// (make_kv_embedding.py, layer_last.npy), alone and batched, by the same measure as hidden states.
+TEST_CASE("Per-layer last-token states match HF's block outputs", "[models][reference][kv]") {
+  int checked = 0;
+  for (const std::string& dir : fixture_dirs()) {
+    const Fixture f = load_fixture(dir);
+    if (!f.has("layer_last.npy")) continue;
+    SECTION(f.model) {
+      const NpyArray want = f.npy("layer_last.npy");
+      const int64_t n_cases = static_cast<int64_t>(f.cases.size());
+      REQUIRE(want.cols() == f.d_model);
+      REQUIRE(want.rows() % n_cases == 0);
+      const int64_t n_layers = want.rows() / n_cases;
+      BackendOptions bo;
+      bo.threads = 2;
+      Runner r(LoadedModel::load(dir + "/model.gguf", bo), 2);
+      REQUIRE(r.model().info().n_layers == n_layers);
+      PassOptions o = pooled_by(Pooling::Last);
+      o.keep_layer_last = true;
+      const std::vector<SequenceInput> seqs = inputs(f);
+      const RunOutput all = r.run(seqs, o);
+      REQUIRE(all.layer_last.size() == static_cast<size_t>(n_layers * n_cases * f.d_model));
+      Stat alone, batched;
+      for (int64_t i = 0; i < n_cases; i++) {
+        const RunOutput one = r.run({seqs[static_cast<size_t>(i)]}, o);
+        for (int64_t l = 0; l < n_layers; l++) {
+          alone.add(one.layer_last.data() + l * f.d_model, want.row(l * n_cases + i), f.d_model);
+          batched.add(all.layer_last.data() + (l * n_cases + i) * f.d_model, want.row(l * n_cases + i), f.d_model);
+        }
+      }
+      std::printf("REFERENCE %-22s %-14s min cosine %.9f (batched %.9f)  max |diff| %.3g\n", f.model.c_str(), "layer_last", alone.min_cos,
+                  batched.min_cos, std::max(alone.max_abs, batched.max_abs));
+      CHECK(alone.min_cos >= 0.99999);
+      CHECK(batched.min_cos >= 0.99999);
+      // TwoNN of each layer's states (engine/intrinsic_dim.cpp) against numpy's on HF's states
+      // (make_kv_embedding.py's twonn): the states differ by ~1e-4 (max |diff| above), distance
+      // ratios by about as much relative, so the estimates agree to 1e-3 relative.
+      const auto meta = nlohmann::json::parse(std::ifstream(dir + "/kv_embedding.json"));
+      const auto& twonn = meta.at("layer_last").at("twonn");
+      REQUIRE(static_cast<int64_t>(twonn.size()) == n_layers);
+      for (int64_t l = 0; l < n_layers; l++) {
+        const double got = twonn_dimension(all.layer_last.data() + l * n_cases * f.d_model, n_cases, f.d_model).dimension;
+        INFO(f.model << " layer " << l << ": TwoNN " << got << ", numpy on HF's states " << twonn[l].get<double>());
+        CHECK(got == Approx(twonn[l].get<double>()).epsilon(1e-3));
+      }
+
+      // The public API on the cases' texts, tokenized by the engine (a last-token model gets an
+      // appended EOS the reference ids lack): each text's rows equal the runner's for those tokens
+      // run alone, bit for bit (batch invariance), and the HF states where the tokens are the
+      // reference's.
+      auto m = Model::load(dir + "/model.gguf", ModelOptions{Device::Cpu, 2, 0});
+      REQUIRE(m);
+      Context ctx(m.value(), 2);
+      // Cases whose text fits the context as the engine tokenizes it (some cases' ids are cut).
+      std::vector<std::string> texts;
+      std::vector<std::vector<int32_t>> text_ids;
+      std::vector<int64_t> case_of;
+      for (int64_t i = 0; i < n_cases; i++) {
+        std::vector<int32_t> ids = m.value()->tokenizer().encode(f.cases[static_cast<size_t>(i)].text, tok::EncodeOptions{}).ids;
+        if (static_cast<int64_t>(ids.size()) > m.value()->describe().n_ctx) continue;
+        texts.push_back(f.cases[static_cast<size_t>(i)].text);
+        text_ids.push_back(std::move(ids));
+        case_of.push_back(i);
+      }
+      const int64_t n_texts = static_cast<int64_t>(texts.size());
+      REQUIRE(n_texts * 2 > n_cases);
+      RunSettings small;
+      small.batch_tokens = 64;  // several passes, so rows come back out of input order
+      auto states = ctx.layer_states(texts, {}, small);
+      INFO((states ? std::string() : states.error().message));
+      REQUIRE(states);
+      const LayerStates& ls = states.value();
+      REQUIRE((ls.n_layers == n_layers && ls.rows == n_texts && ls.d_model == f.d_model));
+      Stat api;
+      int64_t same_tokens = 0, bit_equal = 0;
+      for (int64_t i = 0; i < n_texts; i++) {
+        const std::vector<int32_t>& ids = text_ids[static_cast<size_t>(i)];
+        const int64_t c = case_of[static_cast<size_t>(i)];
+        REQUIRE(ls.n_tokens[static_cast<size_t>(i)] == static_cast<int32_t>(ids.size()));
+        const RunOutput one = r.run({SequenceInput{ids, {}, {}}}, o);
+        bool equal = true;
+        for (int64_t l = 0; l < n_layers; l++)
+          equal = equal && std::memcmp(ls.row(l, i), one.layer_last.data() + l * f.d_model, static_cast<size_t>(f.d_model) * 4) == 0;
+        bit_equal += equal;
+        if (ids != f.cases[static_cast<size_t>(c)].ids) continue;
+        same_tokens++;
+        for (int64_t l = 0; l < n_layers; l++) api.add(ls.row(l, i), want.row(l * n_cases + c), f.d_model);
+      }
+      CHECK(bit_equal == n_texts);
+      // tiny-qwen2 pools at the last token without an EOS in its metadata: the engine appends one
+      // to every text, so none has the reference's tokens there.
+      if (f.model != "tiny-qwen2") CHECK(same_tokens * 2 > n_texts);
+      INFO(f.model << ": Context::layer_states min cosine " << api.min_cos << " on " << same_tokens << " cases with the reference's tokens");
+      CHECK(api.min_cos >= 0.99999);
+      // Refused where the states would not be the plain model's.
+      Request kv;
+      kv.kv_embedding = true;
+      CHECK_FALSE(ctx.layer_states(texts, kv));
     }
     checked++;
   }

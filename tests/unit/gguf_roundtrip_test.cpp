@@ -1,7 +1,12 @@
 // Writer -> reader round trip: every metadata value type, string arrays, tensors and alignment.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "gguf/file.h"
 #include "gguf/writer.h"
@@ -101,4 +106,51 @@ TEST_CASE("gguf shared tensors are detected by offset or bytes", "[gguf]") {
   REQUIRE(shared.size() == 1);
   CHECK(((shared[0].first == "token_embd.weight" && shared[0].second == "output.weight") ||
          (shared[0].first == "output.weight" && shared[0].second == "token_embd.weight")));
+}
+
+TEST_CASE("gguf write_with_metadata copies a file with key-values set", "[gguf]") {
+  // The source: every value kind, two tensors, a non-default alignment.
+  auto fill = [](Writer& w, bool with_str) {
+    w.set<uint32_t>("t.u32", 7);
+    if (with_str) w.set_string("t.str", "before");
+    w.set_array<float>("t.arr_f32", {1.0f, -2.0f});
+    w.set_string_array("t.arr_str", {"a", "", "ccc"});
+    w.set<bool>("t.bool", true);
+  };
+  auto tensors = [](Writer& w) {
+    std::vector<float> data(3 * 4);
+    for (size_t i = 0; i < data.size(); i++) data[i] = static_cast<float>(i) * 0.5f;
+    w.add_tensor("weight", TensorType::F32, {4, 3}, data.data(), data.size() * 4);
+    std::vector<uint16_t> half(40, 0x3C00);
+    w.add_tensor("half", TensorType::F16, {40}, half.data(), half.size() * 2);
+  };
+  Writer source(64);
+  fill(source, true);
+  tensors(source);
+  const std::string dir = std::filesystem::temp_directory_path() / ("embed-gguf-copy-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  source.write_file(dir + "/source.gguf");
+  const File f = File::open(dir + "/source.gguf");
+
+  Writer edits;
+  edits.set_string("t.str", "after");                  // replaced: moves after the source's keys
+  edits.set_array<int32_t>("embed.kv_embedding.layers", {1, 2});  // new
+  write_with_metadata(f, edits, dir + "/copy.gguf");
+
+  // What the copy must be, byte for byte: the source's other keys in their order, then the edits,
+  // the same tensors at the same offsets.
+  Writer expected(64);
+  fill(expected, false);
+  expected.set_string("t.str", "after");
+  expected.set_array<int32_t>("embed.kv_embedding.layers", {1, 2});
+  tensors(expected);
+  std::ifstream in(dir + "/copy.gguf", std::ios::binary);
+  const std::vector<uint8_t> copy((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(copy == expected.to_bytes());
+  const File c = File::open(dir + "/copy.gguf");
+  CHECK(c.get<std::string>("t.str") == "after");
+  CHECK(c.get_array<int32_t>("embed.kv_embedding.layers") == std::vector<int32_t>{1, 2});
+  CHECK(c.alignment() == 64);
+  CHECK(std::filesystem::exists(dir + "/copy.gguf.tmp") == false);
+  std::filesystem::remove_all(dir);
 }

@@ -60,48 +60,6 @@ class Progress {
   std::chrono::steady_clock::time_point start_;
 };
 
-// The request the flags describe (the same for embed and calibrate).
-Request request_from_flags(const EmbedCommand& o) {
-  Request req;
-  req.pooling = parse_pooling_flag(o.pooling);
-  req.normalize = o.normalize;
-  req.dimensions = o.dims;
-  if (o.prefix_given && !o.prompt_name.empty()) fail(ErrorKind::InvalidArgument, "give either --prefix or --prompt-name, not both");
-  if (o.prefix_given) req.prompt = o.prefix;
-  req.prompt_name = o.prompt_name;
-  if (o.template_given) req.prompt_template = o.prompt_template;
-  req.max_tokens = o.max_tokens;
-  req.truncate = o.truncate;
-  req.truncation_direction = parse_direction_flag(o.truncate_direction);
-  req.exclude_special = o.exclude_special;
-  req.split_special = o.split_special;
-  if (!o.precision.empty() && !parse_precision(o.precision, &req.precision))
-    fail(ErrorKind::InvalidArgument, "unknown --precision '" + o.precision + "' (float32, int8, uint8, binary, ubinary)");
-  if (!o.ranges.empty()) req.ranges = std::make_shared<QuantizationRanges>(load_ranges(o.ranges));
-  req.kv_embedding = o.kv_embedding;
-  if (!o.kv_layers.empty()) {
-    int a = 0, b = 0;
-    char dash = 0, extra = 0;
-    if (std::sscanf(o.kv_layers.c_str(), "%d%c%d%c", &a, &dash, &b, &extra) != 3 || dash != '-')
-      fail(ErrorKind::InvalidArgument, "--kv-layers '" + o.kv_layers + "' is not a band A-B (e.g. 6-11)");
-    req.kv_layers = std::make_pair(a, b);
-  }
-  if (!o.kv_bias.empty()) {
-    char* end = nullptr;
-    const float b = std::strtof(o.kv_bias.c_str(), &end);
-    if (end == o.kv_bias.c_str() || *end) fail(ErrorKind::InvalidArgument, "--kv-bias '" + o.kv_bias + "' is not a number");
-    req.kv_bias = b;
-  }
-  if (!o.long_inputs.empty() && !parse_long_inputs(o.long_inputs, &req.long_inputs))
-    fail(ErrorKind::InvalidArgument, "unknown --long '" + o.long_inputs + "' (error, chunk)");
-  req.long_overlap = o.long_overlap;
-  req.late_chunking = o.late_chunking;
-  if (!o.chunk_by.empty() && !parse_chunk_rule(o.chunk_by, &req.chunk_rule))
-    fail(ErrorKind::InvalidArgument, "unknown --chunk-by '" + o.chunk_by + "' (tokens, sentences, separator)");
-  req.chunk_tokens = o.chunk_tokens;
-  req.chunk_separator = o.chunk_separator;
-  return req;
-}
 
 // The error of input `index` of a block, with its line in the input file.
 [[noreturn]] void fail_at_record(const Status& s, const std::vector<Record>& block, const std::string& name) {
@@ -326,6 +284,48 @@ std::shared_ptr<const Model> load_model(const std::string& model, const std::str
   auto loaded = Model::load(resolve_model(model), mo);
   if (!loaded) fail(loaded.error().kind, loaded.error().message);
   return loaded.value();
+}
+
+Request request_from_flags(const EmbedCommand& o) {
+  Request req;
+  req.pooling = parse_pooling_flag(o.pooling);
+  req.normalize = o.normalize;
+  req.dimensions = o.dims;
+  if (o.prefix_given && !o.prompt_name.empty()) fail(ErrorKind::InvalidArgument, "give either --prefix or --prompt-name, not both");
+  if (o.prefix_given) req.prompt = o.prefix;
+  req.prompt_name = o.prompt_name;
+  if (o.template_given) req.prompt_template = o.prompt_template;
+  req.max_tokens = o.max_tokens;
+  req.truncate = o.truncate;
+  req.truncation_direction = parse_direction_flag(o.truncate_direction);
+  req.exclude_special = o.exclude_special;
+  req.split_special = o.split_special;
+  if (!o.precision.empty() && !parse_precision(o.precision, &req.precision))
+    fail(ErrorKind::InvalidArgument, "unknown --precision '" + o.precision + "' (float32, int8, uint8, binary, ubinary)");
+  if (!o.ranges.empty()) req.ranges = std::make_shared<QuantizationRanges>(load_ranges(o.ranges));
+  req.kv_embedding = o.kv_embedding;
+  if (!o.kv_layers.empty()) {
+    int a = 0, b = 0;
+    char dash = 0, extra = 0;
+    if (std::sscanf(o.kv_layers.c_str(), "%d%c%d%c", &a, &dash, &b, &extra) != 3 || dash != '-')
+      fail(ErrorKind::InvalidArgument, "--kv-layers '" + o.kv_layers + "' is not a band A-B (e.g. 6-11)");
+    req.kv_layers = std::make_pair(a, b);
+  }
+  if (!o.kv_bias.empty()) {
+    char* end = nullptr;
+    const float b = std::strtof(o.kv_bias.c_str(), &end);
+    if (end == o.kv_bias.c_str() || *end) fail(ErrorKind::InvalidArgument, "--kv-bias '" + o.kv_bias + "' is not a number");
+    req.kv_bias = b;
+  }
+  if (!o.long_inputs.empty() && !parse_long_inputs(o.long_inputs, &req.long_inputs))
+    fail(ErrorKind::InvalidArgument, "unknown --long '" + o.long_inputs + "' (error, chunk)");
+  req.long_overlap = o.long_overlap;
+  req.late_chunking = o.late_chunking;
+  if (!o.chunk_by.empty() && !parse_chunk_rule(o.chunk_by, &req.chunk_rule))
+    fail(ErrorKind::InvalidArgument, "unknown --chunk-by '" + o.chunk_by + "' (tokens, sentences, separator)");
+  req.chunk_tokens = o.chunk_tokens;
+  req.chunk_separator = o.chunk_separator;
+  return req;
 }
 
 int run_embed(const EmbedCommand& o) {

@@ -8,6 +8,7 @@
 
 #include "base/error.h"
 #include "cpu/isa.h"
+#include "engine/api.h"
 #include "gguf/file.h"
 #include "tools/cli/commands.h"
 
@@ -90,6 +91,12 @@ int run_info(const InfoOptions& o) {
   for (const char* flag : {"add_bos_token", "add_eos_token", "add_sep_token", "add_space_prefix"}) {
     const std::string key = std::string("tokenizer.ggml.") + flag;
     if (auto b = f.find<bool>(key)) std::printf("  %-15s %s\n", flag, *b ? "true" : "false");
+  }
+  if (f.has(kKvLayersKey)) {
+    const std::vector<int32_t> band = f.get_array<int32_t>(kKvLayersKey);
+    std::printf("\nkv-embedding:  layers %s (stored by embed kv-layers from %u texts; --kv-embedding uses it)\n",
+                band.size() == 2 ? (std::to_string(band[0]) + "-" + std::to_string(band[1])).c_str() : "(malformed)",
+                f.get_or<uint32_t>(kKvSampleKey, 0));
   }
 
   std::printf("\ntensors (%zu):\n", f.tensors().size());

@@ -70,9 +70,23 @@ struct EmbedCommand {
   bool template_given = false;  // --template was on the command line (even as '')
 };
 int run_embed(const EmbedCommand& o);
+// The request the flags describe (embed, calibrate and kv-layers); throws naming a bad flag.
+Request request_from_flags(const EmbedCommand& o);
 // `embed calibrate MODEL texts.txt -o ranges.json`: per-dimension ranges of the vectors the same
 // request flags give, for --precision int8 / uint8 (format: engine/quantize.h, docs/cli.md).
 int run_calibrate(const EmbedCommand& o);
+
+// `embed kv-layers MODEL texts.txt [-o OUT.gguf]`: the TwoNN intrinsic dimension of each layer's
+// last-token states over the texts (tokenized as the request flags say), the band of lowest
+// dimension proposed for --kv-embedding, and with -o a copy of the model with that band stored.
+struct KvLayersCommand {
+  EmbedCommand request;     // model, input, threads and the request flags
+  int width = 0;            // layers in the band (0: as many as the default middle third)
+  int64_t sample = 1000;    // texts used at most (the first ones); TwoNN is O(n^2) in them
+  std::string out;          // -o: the model with the band stored
+  bool json = false;        // one JSON object on stdout instead of the table
+};
+int run_kv_layers(const KvLayersCommand& o);
 
 struct RerankCommand {
   std::string model;

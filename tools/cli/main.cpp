@@ -146,7 +146,7 @@ CLI::Option* add_request_flags(CLI::App& app, EmbedCommand& o) {
 
 int embed_main(int argc, char** argv) {
   CLI::App app{"embed: text embeddings from GGUF models. One vector per input line, in order.", "embed"};
-  app.footer("Subcommands: embed info | tokenize | rerank | convert | bench | serve | calibrate  (embed SUBCOMMAND --help)\n\n" + presets_help() +
+  app.footer("Subcommands: embed info | tokenize | rerank | convert | bench | serve | calibrate | kv-layers  (embed SUBCOMMAND --help)\n\n" + presets_help() +
              "\nExit codes: 0 ok, 1 engine failure, 2 usage error, 3 bad input data, 4 file error.");
   EmbedCommand o;
   std::vector<std::string> positional;
@@ -198,6 +198,23 @@ int calibrate_main(int argc, char** argv) {
   if (const int rc = parse(app, argc, argv); rc >= 0) return rc;
   o.prefix_given = prefix->count() > 0;
   return run_calibrate(o);
+}
+
+int kv_layers_main(int argc, char** argv) {
+  CLI::App app{"KV-Embedding's layers: the intrinsic dimension (TwoNN) of each layer's last-token states over sample texts, "
+               "the band of lowest dimension, and with -o a copy of the model with that band stored",
+               "embed kv-layers"};
+  KvLayersCommand o;
+  app.add_option("model", o.request.model, "Model file (GGUF, a decoder), or 'default'")->required();
+  app.add_option("input", o.request.input, "Sample texts, one per line (- for stdin); hundreds give a stable estimate")->required();
+  app.add_option("-o,--out", o.out, "Write a copy of the model with the band stored (--kv-embedding then uses it)");
+  app.add_option("--width", o.width, "Layers in the band (default: as many as the middle third)");
+  app.add_option("--sample", o.sample, "Use at most the first N texts (TwoNN compares every pair)")->capture_default_str();
+  app.add_flag("--json", o.json, "One JSON object on stdout instead of the table");
+  CLI::Option* prefix = add_request_flags(app, o.request);
+  if (const int rc = parse(app, argc, argv); rc >= 0) return rc;
+  o.request.prefix_given = prefix->count() > 0;
+  return run_kv_layers(o);
 }
 
 int info_main(int argc, char** argv) {
@@ -319,6 +336,7 @@ const Subcommand kSubcommands[] = {
     {"bench", bench_main},
     {"serve", serve_main},
     {"calibrate", calibrate_main},
+    {"kv-layers", kv_layers_main},
 };
 
 }  // namespace

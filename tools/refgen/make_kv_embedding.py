@@ -4,7 +4,8 @@
 # at the chosen layers, each sequence's last key (after RoPE, at its own position) and value are
 # prepended as one extra position every query attends to, with `bias` added to its logit; pooling
 # is hybrid ((last + mean) / 2 of the final hidden states) or last / mean.
-# Writes tests/fixtures/models/<name>/kv_embedding.json and kv_*.npy.
+# Writes tests/fixtures/models/<name>/kv_embedding.json, kv_*.npy and layer_last.npy (each layer's
+# last-token states, for Context::layer_states).
 import json
 import shutil
 import sys
@@ -40,6 +41,24 @@ def rerouting_attention(original, torch):
     return attention
 
 
+def twonn(points, discard=0.1):
+    """TwoNN (Facco et al. 2017) in numpy, for engine/intrinsic_dim.cpp: mu = r2 / r1 per point
+    (duplicates left out), sorted; the line through the origin fitted to (log mu_i, -log(1 - i / N))
+    over all but the largest `discard` fraction."""
+    x = points.astype(np.float64)
+    d2 = (x * x).sum(1)[:, None] + (x * x).sum(1)[None, :] - 2 * x @ x.T
+    d2 = np.maximum(d2, 0)
+    np.fill_diagonal(d2, np.inf)
+    near = np.sort(d2, axis=1)[:, :2]
+    keep = near[:, 0] > 0
+    mu = np.sort(np.sqrt(near[keep, 1] / near[keep, 0]))
+    n = len(mu)
+    k = max(1, min(n - 1, int(np.floor(n * (1 - discard)))))
+    xs = np.log(mu[:k])
+    ys = -np.log(1 - np.arange(1, k + 1) / n)
+    return float((xs * ys).sum() / (xs * xs).sum())
+
+
 def pool(hidden, kind):
     if kind == "last":
         return hidden[-1]
@@ -71,6 +90,17 @@ def make_one(name, torch):
     committed = np.load(fixture / "hidden.npy")
     if plain.shape != committed.shape or np.abs(plain - committed).max() > 1e-5:
         raise SystemExit(f"{name}: the rebuilt model does not reproduce hidden.npy")
+    # Per-layer states for Context::layer_states (`embed kv-layers`): the residual stream after each
+    # block at each case's last token, before the final norm, from forward hooks on the blocks.
+    per_layer = [[] for _ in model.model.layers]
+    hooks = [block.register_forward_hook(lambda mod, args, out, l=l: per_layer[l].append(
+        (out[0] if isinstance(out, tuple) else out)[0, -1].float().numpy().copy())) for l, block in enumerate(model.model.layers)]
+    for c in cases:
+        hidden_of(c["ids"])
+    for h in hooks:
+        h.remove()
+    common.save_npy(fixture / "layer_last.npy", np.stack([row for layer in per_layer for row in layer]))
+    layer_twonn = [twonn(np.stack(layer)) for layer in per_layer]
     entries = []
     for (first, last), bias, kind in CONFIGS:
         ROUTE["layers"], ROUTE["bias"] = (first, last), bias
@@ -79,7 +109,10 @@ def make_one(name, torch):
         common.save_npy(fixture / file, rows)
         entries.append({"file": file, "layers": [first, last], "bias": bias, "pooling": kind})
     meta = {"source": common.source_line("make_kv_embedding.py"), "rows": "pooled, not normalized; one per case of cases.json",
-            "rope": "the re-routed key keeps the rotation of its own (last) position", "configs": entries}
+            "rope": "the re-routed key keeps the rotation of its own (last) position", "configs": entries,
+            "layer_last": {"file": "layer_last.npy", "rows": "layer-major (row = layer * cases + case): the residual stream "
+                           "after each block at the case's last token, before the final norm; no re-routing",
+                           "twonn": layer_twonn, "twonn_note": "TwoNN of each layer's rows over all cases, numpy, discard 0.1"}}
     (fixture / "kv_embedding.json").write_text(json.dumps(meta, indent=1) + "\n")
     common.log(f"{name}: {len(entries)} KV-Embedding references for {len(cases)} cases")
 
