@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "engine/request.h"
 
@@ -98,6 +99,11 @@ bool is_gguf_file(const std::string& path);
 // --pooling and --truncate-direction as the request type takes them; throws naming the flag.
 std::optional<Pooling> parse_pooling_flag(const std::string& s);
 TruncationDirection parse_direction_flag(const std::string& s);
+// --precision, --kv-layers A-B and --kv-bias B as the request type takes them (shared by embed,
+// calibrate and serve); throw naming the flag.
+Precision parse_precision_flag(const std::string& s);
+std::pair<int, int> parse_kv_layers_flag(const std::string& s);
+float parse_kv_bias_flag(const std::string& s);
 // Loads `model` (resolve_model) on --device `device` ("cpu" or "cuda") with `threads`, --compat
 // `compat` ("" or "llama.cpp") and --compute-type `compute_type` ("", f32, bf16, int8); throws the
 // loader's error, or names an unknown value.
