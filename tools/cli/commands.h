@@ -155,6 +155,14 @@ struct ServeCommand {
   double read_timeout = 30;
   size_t max_connections = 0;            // 0: max_concurrent_requests + 64
   double drain_timeout = 60;
+  // Defaults of every embedding request (a request's own fields win; docs/server.md).
+  std::string precision;        // --precision: float32 (default), int8, uint8, binary, ubinary
+  std::string ranges;           // --ranges FILE: calibration ranges of int8 / uint8 requests
+  std::string prompt_template;  // --template '...{text}...'
+  bool template_given = false;  // --template was on the command line
+  bool kv_embedding = false;    // --kv-embedding
+  std::string kv_layers;        // --kv-layers A-B (empty: the default band)
+  std::string kv_bias;          // --kv-bias B (empty: 1.0)
 };
 int run_serve(const ServeCommand& o);
 
