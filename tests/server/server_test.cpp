@@ -279,7 +279,7 @@ TEST_CASE("every error code, with the field and index named", "[server]") {
   CHECK_THAT(refused.log(), Catch::Contains("--max-batch-tokens 64 is below the longest admissible input (128 tokens"));
 }
 
-TEST_CASE("overload answers 429 with Retry-After; every other answer is right", "[server]") {
+TEST_CASE("overload answers 429 with Retry-After, and every other answer is right", "[server]") {
   ServerProcess s(kBert, {"--max-concurrent-requests", "1"});
   REQUIRE(s.running());
   const auto want = cli_rows(kBert, "", kTexts);
