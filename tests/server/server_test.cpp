@@ -418,7 +418,8 @@ TEST_CASE("thousands of malformed bodies, then /health still answers 200", "[ser
   const std::vector<std::string> seeds = {
       R"({"inputs": ["a", "b"], "normalize": true, "dimensions": 8})", R"({"input": [[1, 2, 3]], "encoding_format": "base64"})",
       R"({"query": "q", "texts": ["a", "b"], "raw_scores": true})", R"({"query": "q", "documents": [{"text": "a"}], "top_n": 1})",
-      R"({"content": ["x"], "embd_normalize": 1})", R"({"ids": [[101, 102]]})"};
+      R"({"content": ["x"], "embd_normalize": 1})", R"({"ids": [[101, 102]]})",
+      R"({"inputs": ["a"], "precision": "ubinary", "kv_embedding": true, "kv_layers": [0, 1], "kv_bias": 1.5, "prompt_template": "q {text}"})"};
   int answered = 0, server_errors = 0;
   for (int k = 0; k < 3000; k++) {
     std::string body = seeds[rng() % seeds.size()];
