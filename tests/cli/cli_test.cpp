@@ -396,7 +396,7 @@ TEST_CASE("precision: calibrate, then int8 / uint8 / binary / ubinary rows in ev
 
 // The kernel level: `embed info` reports the one the backend would choose (cpu/isa.h), EMBED_ISA
 // forces one, and an unknown level or a compute type the level cannot run is a named error.
-TEST_CASE("embed info reports the CPU kernel level; EMBED_ISA forces it; bf16 and int8 need AMX", "[cli]") {
+TEST_CASE("embed info reports the CPU kernel level, EMBED_ISA forces it, bf16 and int8 need AMX", "[cli]") {
   const Run best = run("info " + kModel);
   REQUIRE(best.code == 0);
   CHECK(best.out.find(std::string("kernels:     ") + cpu_isa_name(cpu::best_isa()) + "\n") != std::string::npos);

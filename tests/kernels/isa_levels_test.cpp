@@ -34,7 +34,7 @@ TEST_CASE("every kernel level this CPU has is under test", "[kernels][isa]") {
   CHECK(names.size() >= static_cast<size_t>(required));
 }
 
-TEST_CASE("the default kernel level is the best this CPU runs; a level can be forced", "[kernels][isa]") {
+TEST_CASE("the default kernel level is the best this CPU runs, and a level can be forced", "[kernels][isa]") {
   CHECK(cpu::resolve_isa(CpuIsa::Auto) == cpuinfo_best_isa());
   BackendOptions o;
   o.threads = 1;

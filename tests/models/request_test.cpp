@@ -150,7 +150,7 @@ TEST_CASE("resolve_request: defaults and one message per bad field", "[api][requ
   CHECK_FALSE(parse_truncation_direction("middle", &dir));
 }
 
-TEST_CASE("prompts: the model's metadata, then presets; explicit text > name > default > none", "[api][request]") {
+TEST_CASE("prompts: the model's metadata, then presets, explicit text > name > default > none", "[api][request]") {
   TempFile f(".gguf");
   write_model(f.path, [](gguf::Writer& w) {
     w.set_string_array("embedding.prompt.names", {"query", "e5-query"});
@@ -295,7 +295,7 @@ TEST_CASE("rows of different requests in one forward pass equal each request alo
   }
 }
 
-TEST_CASE("plan_batches: token budget and input cap, longest first; rows do not depend on batch_inputs", "[api][request]") {
+TEST_CASE("plan_batches: token budget and input cap, longest first, rows do not depend on batch_inputs", "[api][request]") {
   std::vector<SequenceInput> seqs;
   for (size_t len : {3, 9, 1, 9, 5}) seqs.push_back(SequenceInput{std::vector<int32_t>(len, 4), {}, {}});
   // Longest first (stable): 1 (9), 3 (9), 4 (5), 0 (3), 2 (1).
@@ -451,7 +451,7 @@ TEST_CASE("resolve_request: KV-Embedding defaults and refusals", "[api][request]
   CHECK(resolve_request(d, rr, Task::Embed).kv.layer_end == 0);
 }
 
-TEST_CASE("prompt templates: the text in the {text} slot, for any pooling; refusals", "[api][request][template]") {
+TEST_CASE("prompt templates: the text in the {text} slot, for any pooling, and refusals", "[api][request][template]") {
   TempFile f(".gguf");
   write_model(f.path);
   const auto m = load(f.path);

@@ -9,98 +9,12 @@
 #include <sys/socket.h>
 
 #include <atomic>
-#include <cstring>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <random>
 
-#include "tests/server/server_process.h"
+#include "tests/server/server_client.h"
 
 using namespace embed::test;
-using nlohmann::json;
-
-namespace {
-
-const std::string kFixtures = EMBED_FIXTURES_DIR;
-const std::string kBert = kFixtures + "/models/tiny-bert-rank/model.gguf";      // mean pooling + rank head
-const std::string kQwen = kFixtures + "/models/tiny-qwen3-embed/model.gguf";    // embeddings only
-const std::string kRerank = kFixtures + "/models/tiny-qwen3-rerank/model.gguf";  // reranker only
-
-const std::vector<std::string> kTexts = {"A man is playing a guitar.", "Someone plays the guitar!", "The stock market fell 3% today.",
-                                         "Ünïcödé and emoji 🎸 too", "short", "a b c d e f g h i j k l m n o p q r s t u v w x y z"};
-
-std::string tmp_path(const std::string& name) { return "/tmp/embed_server_test_" + std::to_string(::getpid()) + "_" + name; }
-
-// The CLI's stdout for `args` with `lines` on stdin.
-std::string cli(const std::string& args, const std::vector<std::string>& lines, const std::string& after = " -t 2") {
-  const std::string in = tmp_path("in.txt"), out = tmp_path("out.txt");
-  {
-    std::ofstream f(in, std::ios::binary);
-    for (const std::string& l : lines) f << l << "\n";
-  }
-  const int rc = std::system((std::string(EMBED_BIN) + " " + args + " " + in + after + " >" + out + " 2>/dev/null").c_str());
-  REQUIRE(rc == 0);
-  return slurp(out);
-}
-
-// One float32 row per jsonl line ({"index", "embedding"}); per-token output gives a row per token.
-std::vector<std::vector<float>> cli_rows(const std::string& model, const std::string& flags, const std::vector<std::string>& lines) {
-  std::vector<std::vector<float>> rows;
-  std::istringstream in(cli(model + " " + flags + " -f jsonl", lines));
-  std::string line;
-  while (std::getline(in, line)) {
-    const json e = json::parse(line).at("embedding");
-    if (!e.empty() && e[0].is_array())
-      for (const json& t : e) rows.push_back(t.get<std::vector<float>>());
-    else rows.push_back(e.get<std::vector<float>>());
-  }
-  return rows;
-}
-
-std::vector<float> floats(const json& a) { return a.get<std::vector<float>>(); }
-
-std::vector<float> from_base64(const std::string& s) {
-  std::string bytes;
-  uint32_t acc = 0;
-  int bits = 0;
-  for (char ch : s) {
-    if (ch == '=') break;
-    const char* table = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    acc = (acc << 6) | static_cast<uint32_t>(std::strchr(table, ch) - table);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      bytes += static_cast<char>((acc >> bits) & 0xFF);
-    }
-  }
-  std::vector<float> v(bytes.size() / 4);
-  std::memcpy(v.data(), bytes.data(), v.size() * 4);
-  return v;
-}
-
-json post(httplib::Client& c, const std::string& path, const json& body, int want_status = 200) {
-  auto r = c.Post(path.c_str(), body.dump(), "application/json");
-  REQUIRE(r);
-  INFO(path << " " << body.dump().substr(0, 200) << " -> " << r->status << " " << r->body.substr(0, 300));
-  REQUIRE(r->status == want_status);
-  return r->body.empty() ? json() : json::parse(r->body);
-}
-
-// The error body of a refused request: status, error_type, and the field named.
-void expect_error(httplib::Client& c, const std::string& path, const std::string& body, int status, const std::string& type,
-                  const std::string& field = "", int64_t index = -1) {
-  auto r = c.Post(path.c_str(), body, "application/json");
-  REQUIRE(r);
-  INFO(path << " " << body.substr(0, 120) << " -> " << r->status << " " << r->body);
-  CHECK(r->status == status);
-  const json j = json::parse(r->body);
-  CHECK(j.at("error").is_string());
-  CHECK(j.at("error_type") == type);
-  if (!field.empty()) CHECK(j.at("field") == field);
-  if (index >= 0) CHECK(j.at("index") == index);
-}
-
-}  // namespace
 
 TEST_CASE("every embedding route answers the CLI's vectors bit for bit", "[server]") {
   ServerProcess s(kBert);
@@ -365,7 +279,7 @@ TEST_CASE("every error code, with the field and index named", "[server]") {
   CHECK_THAT(refused.log(), Catch::Contains("--max-batch-tokens 64 is below the longest admissible input (128 tokens"));
 }
 
-TEST_CASE("overload answers 429 with Retry-After; every other answer is right", "[server]") {
+TEST_CASE("overload answers 429 with Retry-After, and every other answer is right", "[server]") {
   ServerProcess s(kBert, {"--max-concurrent-requests", "1"});
   REQUIRE(s.running());
   const auto want = cli_rows(kBert, "", kTexts);
@@ -504,7 +418,8 @@ TEST_CASE("thousands of malformed bodies, then /health still answers 200", "[ser
   const std::vector<std::string> seeds = {
       R"({"inputs": ["a", "b"], "normalize": true, "dimensions": 8})", R"({"input": [[1, 2, 3]], "encoding_format": "base64"})",
       R"({"query": "q", "texts": ["a", "b"], "raw_scores": true})", R"({"query": "q", "documents": [{"text": "a"}], "top_n": 1})",
-      R"({"content": ["x"], "embd_normalize": 1})", R"({"ids": [[101, 102]]})"};
+      R"({"content": ["x"], "embd_normalize": 1})", R"({"ids": [[101, 102]]})",
+      R"({"inputs": ["a"], "precision": "ubinary", "kv_embedding": true, "kv_layers": [0, 1], "kv_bias": 1.5, "prompt_template": "q {text}"})"};
   int answered = 0, server_errors = 0;
   for (int k = 0; k < 3000; k++) {
     std::string body = seeds[rng() % seeds.size()];

@@ -108,7 +108,7 @@ TEST_CASE("user-defined tokens are split out of any text", "[tokenizer]") {
   CHECK(e.special == std::vector<uint8_t>{0, 1});  // user-defined text is content for pooling
 }
 
-TEST_CASE("a filled template keeps its own special tokens; split_special reads only the caller's text as text", "[tokenizer]") {
+TEST_CASE("a filled template keeps its own special tokens, split_special reads only the caller's text as text", "[tokenizer]") {
   const auto q = load_vocab("qwen");  // <|im_start|> = 151644, <|im_end|> = 151645
   const std::string user = "a<|im_end|>b";
   const std::string text = "<|im_start|>user\n" + user + "<|im_end|>";
@@ -180,7 +180,7 @@ TEST_CASE("pair layouts", "[tokenizer]") {
   CHECK(e.type_ids.front() == 0);
 }
 
-TEST_CASE("truncation keeps the special tokens; error mode throws", "[tokenizer]") {
+TEST_CASE("truncation keeps the special tokens, error mode throws", "[tokenizer]") {
   const auto t = load_vocab("minilm");
   EncodeOptions o;
   o.max_tokens = 4;

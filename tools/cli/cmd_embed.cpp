@@ -262,6 +262,27 @@ std::optional<Pooling> parse_pooling_flag(const std::string& s) {
   return p;
 }
 
+Precision parse_precision_flag(const std::string& s) {
+  Precision p = Precision::Float32;
+  if (!parse_precision(s, &p)) fail(ErrorKind::InvalidArgument, "unknown --precision '" + s + "' (float32, int8, uint8, binary, ubinary)");
+  return p;
+}
+
+std::pair<int, int> parse_kv_layers_flag(const std::string& s) {
+  int a = 0, b = 0;
+  char dash = 0, extra = 0;
+  if (std::sscanf(s.c_str(), "%d%c%d%c", &a, &dash, &b, &extra) != 3 || dash != '-')
+    fail(ErrorKind::InvalidArgument, "--kv-layers '" + s + "' is not a band A-B (e.g. 6-11)");
+  return {a, b};
+}
+
+float parse_kv_bias_flag(const std::string& s) {
+  char* end = nullptr;
+  const float b = std::strtof(s.c_str(), &end);
+  if (end == s.c_str() || *end) fail(ErrorKind::InvalidArgument, "--kv-bias '" + s + "' is not a number");
+  return b;
+}
+
 TruncationDirection parse_direction_flag(const std::string& s) {
   TruncationDirection d = TruncationDirection::Right;
   if (!s.empty() && !parse_truncation_direction(s, &d))
@@ -300,23 +321,11 @@ Request request_from_flags(const EmbedCommand& o) {
   req.truncation_direction = parse_direction_flag(o.truncate_direction);
   req.exclude_special = o.exclude_special;
   req.split_special = o.split_special;
-  if (!o.precision.empty() && !parse_precision(o.precision, &req.precision))
-    fail(ErrorKind::InvalidArgument, "unknown --precision '" + o.precision + "' (float32, int8, uint8, binary, ubinary)");
+  if (!o.precision.empty()) req.precision = parse_precision_flag(o.precision);
   if (!o.ranges.empty()) req.ranges = std::make_shared<QuantizationRanges>(load_ranges(o.ranges));
   req.kv_embedding = o.kv_embedding;
-  if (!o.kv_layers.empty()) {
-    int a = 0, b = 0;
-    char dash = 0, extra = 0;
-    if (std::sscanf(o.kv_layers.c_str(), "%d%c%d%c", &a, &dash, &b, &extra) != 3 || dash != '-')
-      fail(ErrorKind::InvalidArgument, "--kv-layers '" + o.kv_layers + "' is not a band A-B (e.g. 6-11)");
-    req.kv_layers = std::make_pair(a, b);
-  }
-  if (!o.kv_bias.empty()) {
-    char* end = nullptr;
-    const float b = std::strtof(o.kv_bias.c_str(), &end);
-    if (end == o.kv_bias.c_str() || *end) fail(ErrorKind::InvalidArgument, "--kv-bias '" + o.kv_bias + "' is not a number");
-    req.kv_bias = b;
-  }
+  if (!o.kv_layers.empty()) req.kv_layers = parse_kv_layers_flag(o.kv_layers);
+  if (!o.kv_bias.empty()) req.kv_bias = parse_kv_bias_flag(o.kv_bias);
   if (!o.long_inputs.empty() && !parse_long_inputs(o.long_inputs, &req.long_inputs))
     fail(ErrorKind::InvalidArgument, "unknown --long '" + o.long_inputs + "' (error, chunk)");
   req.long_overlap = o.long_overlap;

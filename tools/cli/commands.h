@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "engine/request.h"
 
@@ -112,6 +113,11 @@ bool is_gguf_file(const std::string& path);
 // --pooling and --truncate-direction as the request type takes them; throws naming the flag.
 std::optional<Pooling> parse_pooling_flag(const std::string& s);
 TruncationDirection parse_direction_flag(const std::string& s);
+// --precision, --kv-layers A-B and --kv-bias B as the request type takes them (shared by embed,
+// calibrate and serve); throw naming the flag.
+Precision parse_precision_flag(const std::string& s);
+std::pair<int, int> parse_kv_layers_flag(const std::string& s);
+float parse_kv_bias_flag(const std::string& s);
 // Loads `model` (resolve_model) on --device `device` ("cpu" or "cuda") with `threads`, --compat
 // `compat` ("" or "llama.cpp") and --compute-type `compute_type` ("", f32, bf16, int8); throws the
 // loader's error, or names an unknown value.
@@ -163,6 +169,14 @@ struct ServeCommand {
   double read_timeout = 30;
   size_t max_connections = 0;            // 0: max_concurrent_requests + 64
   double drain_timeout = 60;
+  // Defaults of every embedding request (a request's own fields win; docs/server.md).
+  std::string precision;        // --precision: float32 (default), int8, uint8, binary, ubinary
+  std::string ranges;           // --ranges FILE: calibration ranges of int8 / uint8 requests
+  std::string prompt_template;  // --template '...{text}...'
+  bool template_given = false;  // --template was on the command line
+  bool kv_embedding = false;    // --kv-embedding
+  std::string kv_layers;        // --kv-layers A-B (empty: the default band)
+  std::string kv_bias;          // --kv-bias B (empty: 1.0)
 };
 int run_serve(const ServeCommand& o);
 

@@ -319,6 +319,15 @@ int serve_main(int argc, char** argv) {
   app.add_option("--read-timeout", o.read_timeout, "Seconds to receive a whole request (slow or idle clients are closed)")->capture_default_str();
   app.add_option("--max-connections", o.max_connections, "Open connections (default: max-concurrent-requests + 64)");
   app.add_option("--drain-timeout", o.drain_timeout, "Seconds to finish requests in flight after SIGTERM")->capture_default_str();
+  // Defaults of every embedding request; a request's own fields (precision, prompt_template,
+  // kv_embedding, kv_layers, kv_bias) win.
+  app.add_option("--precision", o.precision, "Default output precision: float32 (default), int8, uint8 (need --ranges), binary, ubinary");
+  app.add_option("--ranges", o.ranges, "Calibration ranges (written by `embed calibrate`) for int8 / uint8 output, loaded at startup");
+  app.add_option("--template", o.prompt_template, "Default prompt template with a {text} slot, e.g. 'This sentence: \"{text}\" means in one word: \"'")
+      ->each([&o](const std::string&) { o.template_given = true; });
+  app.add_flag("--kv-embedding", o.kv_embedding, "KV-Embedding (decoders) by default: re-route each text's last key/value as a prefix at middle layers; hybrid pooling");
+  app.add_option("--kv-layers", o.kv_layers, "KV-Embedding layers A-B, counted from 0 (default: the middle third)");
+  app.add_option("--kv-bias", o.kv_bias, "KV-Embedding logit bias of the re-routed position (default 1.0)");
   if (const int rc = parse(app, argc, argv); rc >= 0) return rc;
   return run_serve(o);
 }

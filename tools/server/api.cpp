@@ -37,14 +37,38 @@ bool authorized(const std::string& header, const std::string& key) {
 
 Api::Api(std::shared_ptr<const Model> model, Scheduler& scheduler, Metrics& metrics, const ApiConfig& config)
     : model_(std::move(model)), scheduler_(scheduler), metrics_(metrics), config_(config) {
-  if (config_.max_input_tokens <= 0) config_.max_input_tokens = model_->describe().n_ctx;
+  const ModelDescription& d = model_->describe();
+  if (config_.max_input_tokens <= 0) config_.max_input_tokens = d.n_ctx;
+  // The embedding defaults are checked once here, so a request that does not say gets no error
+  // of the server's making.
+  const Request& e = config_.embed_defaults;
+  const bool any = e.precision != Precision::Float32 || e.prompt_template || e.kv_embedding || e.kv_layers || e.kv_bias;
+  if (d.default_pooling == Pooling::Rank) {
+    if (any)
+      fail(ErrorKind::InvalidArgument,
+           "--precision, --template and --kv-* are defaults of the embedding routes, and this model is a reranker (rank pooling)");
+    return;
+  }
+  try {
+    resolve_request(d, base_request(Task::Embed), Task::Embed);
+  } catch (const Error& err) {
+    fail(err.kind(), std::string("the embedding defaults (--precision, --ranges, --template, --kv-*): ") + err.what());
+  }
 }
 
-Request Api::base_request() const {
+Request Api::base_request(Task task) const {
   Request r;
   r.max_tokens = config_.max_input_tokens;
   r.truncate = config_.auto_truncate;
   r.split_special = config_.split_special;
+  if (task != Task::Embed) return r;
+  const Request& e = config_.embed_defaults;
+  r.precision = e.precision;
+  if (r.precision == Precision::Int8 || r.precision == Precision::Uint8) r.ranges = config_.ranges;
+  r.prompt_template = e.prompt_template;
+  r.kv_embedding = e.kv_embedding;
+  r.kv_layers = e.kv_layers;
+  r.kv_bias = e.kv_bias;
   return r;
 }
 
@@ -160,18 +184,22 @@ void Api::tokenize(const std::shared_ptr<Call>& c) {
   eo.add_special = bool_field(c->body, "add_special_tokens").value_or(true);
   eo.split_special = config_.split_special;
   const std::vector<std::string> texts = parse_strings(c->body, "inputs", config_.max_client_batch_size);
+  // The text around each input, as the embedding routes put it: the prompt_template (the
+  // request's, else the server's --template unless the request names a prompt), else the prompt.
   Request r;
   r.prompt_name = string_field(c->body, "prompt_name").value_or("");
-  std::string prompt;
+  r.prompt_template = string_field(c->body, "prompt_template");
+  if (!r.prompt_template && r.prompt_name.empty()) r.prompt_template = config_.embed_defaults.prompt_template;
+  ResolvedRequest rr;
   try {
-    prompt = resolve_prompt(model_->describe().prompts, std::nullopt, r.prompt_name);
+    rr = resolve_request(model_->describe(), r, Task::Embed);
   } catch (const Error& e) {
-    throw ApiError{422, "Validation", e.what(), "prompt_name", -1};
+    throw ApiError{422, "Validation", e.what(), field(c->body, "prompt_template") ? "prompt_template" : "prompt_name", -1};
   }
   json out = json::array();
   for (const std::string& text : texts) {
-    const std::string full = prompt + text;
-    const tok::Encoding e = tk.encode_template(full, {{prompt.size(), full.size()}}, eo);  // as the engine reads it
+    const std::string full = rr.prompt + text + rr.prompt_suffix;
+    const tok::Encoding e = tk.encode_template(full, {{rr.prompt.size(), rr.prompt.size() + text.size()}}, eo);  // as the engine reads it
     json row = json::array();
     for (size_t i = 0; i < e.size(); i++) {
       const bool special = e.special[i] != 0;

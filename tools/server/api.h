@@ -27,10 +27,16 @@ struct ApiConfig {
   std::string api_key;                  // empty: no authentication
   std::string cors_origin;              // empty: no CORS headers; "*" or one origin
   size_t payload_limit = 2000000;       // reported by /info (the transport enforces it)
+  // Defaults of the embedding routes (--precision, --template, --kv-embedding, --kv-layers,
+  // --kv-bias): precision, prompt_template and kv_* of this Request; a request's own fields win.
+  Request embed_defaults;
+  std::shared_ptr<const QuantizationRanges> ranges;  // --ranges: for int8 / uint8 rows; null: none
 };
 
 class Api : public Handler {
  public:
+  // Throws embed::Error(InvalidArgument) when config.embed_defaults do not fit the model (an
+  // encoder with kv_embedding, a template without {text}, int8 without ranges, ...).
   Api(std::shared_ptr<const Model> model, Scheduler& scheduler, Metrics& metrics, const ApiConfig& config);
   void handle(HttpRequest request, Reply reply) override;
   void drain() { draining_ = true; }  // from now on every request answers 503
@@ -55,8 +61,9 @@ class Api : public Handler {
   void tokenize(const std::shared_ptr<Call>& c);
   void decode(const std::shared_ptr<Call>& c, bool llama);
   std::string info() const;
-  // Base request with the server's defaults (length limit, auto-truncate, split-special).
-  Request base_request() const;
+  // Base request with the server's defaults: length limit, auto-truncate, split-special and, for
+  // Task::Embed, config_.embed_defaults (with config_.ranges when their precision needs them).
+  Request base_request(Task task) const;
 
   std::shared_ptr<const Model> model_;
   Scheduler& scheduler_;

@@ -1,8 +1,7 @@
-// Error bodies, JSON field readers and float writers of the routes.
+// Error bodies, JSON field readers and row writers of the routes.
 #include "tools/server/api_common.h"
 
 #include <charconv>
-#include <cstring>
 #include <limits>
 
 namespace embed::server {
@@ -130,22 +129,39 @@ void append_floats(std::string& out, const float* v, int64_t n) {
   out += ']';
 }
 
-std::string base64_floats(const float* v, int64_t n) {
+void append_row(std::string& out, const Embeddings& e, int64_t i) {
+  if (e.precision == Precision::Float32) return append_floats(out, e.row(i), e.cols);
+  const uint8_t* codes = e.code_row(i);
+  const bool sgn = precision_signed(e.precision);
+  out += '[';
+  for (int64_t k = 0; k < e.code_bytes; k++) {
+    if (k) out += ',';
+    out += std::to_string(sgn ? static_cast<int>(static_cast<int8_t>(codes[k])) : static_cast<int>(codes[k]));
+  }
+  out += ']';
+}
+
+std::string base64_row(const Embeddings& e, int64_t i) {
+  // x86-64 and aarch64 Linux are little-endian: a float row's bytes are OpenAI's.
+  if (e.precision == Precision::Float32) return base64_bytes(e.row(i), static_cast<size_t>(e.cols) * sizeof(float));
+  return base64_bytes(e.code_row(i), static_cast<size_t>(e.code_bytes));
+}
+
+std::string base64_bytes(const void* data, size_t n) {
   static const char* kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::vector<unsigned char> bytes(static_cast<size_t>(n) * 4);
-  std::memcpy(bytes.data(), v, bytes.size());  // x86-64 and aarch64 Linux are little-endian
+  const auto* bytes = static_cast<const unsigned char*>(data);
   std::string out;
-  out.reserve((bytes.size() + 2) / 3 * 4);
+  out.reserve((n + 2) / 3 * 4);
   size_t i = 0;
-  for (; i + 2 < bytes.size(); i += 3) {
+  for (; i + 2 < n; i += 3) {
     const uint32_t w = (bytes[i] << 16) | (bytes[i + 1] << 8) | bytes[i + 2];
     for (int s : {18, 12, 6, 0}) out += kAlphabet[(w >> s) & 63];
   }
-  if (i < bytes.size()) {
-    const uint32_t w = (bytes[i] << 16) | (i + 1 < bytes.size() ? bytes[i + 1] << 8 : 0);
+  if (i < n) {
+    const uint32_t w = (bytes[i] << 16) | (i + 1 < n ? bytes[i + 1] << 8 : 0);
     out += kAlphabet[(w >> 18) & 63];
     out += kAlphabet[(w >> 12) & 63];
-    out += i + 1 < bytes.size() ? kAlphabet[(w >> 6) & 63] : '=';
+    out += i + 1 < n ? kAlphabet[(w >> 6) & 63] : '=';
     out += '=';
   }
   return out;

@@ -1,6 +1,6 @@
 // Shared by the route files of tools/server: the call in progress (request, parsed body, the
 // one reply), the error that answers a request with a status code, JSON field readers that name
-// the field at fault, and the writer for float rows.
+// the field at fault, and the writers of rows (floats or quantized codes).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -60,7 +60,13 @@ std::vector<std::string> parse_strings(const json& body, const char* name, size_
 
 // "[v0,v1,...]" with the shortest text that reads back as the same float32.
 void append_floats(std::string& out, const float* v, int64_t n);
-std::string base64_floats(const float* v, int64_t n);  // little-endian float32 bytes
+// Row i of e: its floats, or a quantized row's codes as integers (int8 and binary signed, uint8
+// and ubinary unsigned), the `embed` CLI's JSON.
+void append_row(std::string& out, const Embeddings& e, int64_t i);
+// Row i of e as base64 (OpenAI's encoding_format): little-endian float32 bytes, or a quantized
+// row's code bytes.
+std::string base64_row(const Embeddings& e, int64_t i);
+std::string base64_bytes(const void* data, size_t n);
 std::string json_string(const std::string& s);        // a quoted JSON string (invalid UTF-8 replaced)
 
 }  // namespace embed::server

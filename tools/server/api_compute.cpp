@@ -1,9 +1,11 @@
 // The computing routes: OpenAI /v1/embeddings, TEI /embed and /embed_all, llama.cpp /embedding,
-// TEI /rerank and Jina/Cohere /v1/rerank. Each maps its JSON fields onto one embed::Request,
-// hands the inputs to the scheduler and formats the rows it gets back.
+// TEI /rerank and Jina/Cohere /v1/rerank. Each maps its JSON fields (its API's, and embed's
+// extensions: precision, prompt_template, kv_*) onto one embed::Request, hands the inputs to the
+// scheduler and formats the rows it gets back (floats, or quantized codes).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "engine/pipeline.h"
@@ -34,6 +36,54 @@ void read_dimensions(const json& body, Request& r) {
   }
 }
 
+bool needs_ranges(Precision p) { return p == Precision::Int8 || p == Precision::Uint8; }
+
+// embed's extensions of the embedding routes over the server's defaults already in `r`:
+// precision (int8 / uint8 with the server's --ranges), prompt_template, kv_embedding, kv_layers
+// ([first, last]) and kv_bias. A request that names a prompt (prompt_name) leaves the default
+// template out; one that turns kv_embedding off, the default band and bias.
+void read_embed_options(const json& b, Request& r, const std::shared_ptr<const QuantizationRanges>& ranges) {
+  if (auto p = string_field(b, "precision")) {
+    if (!parse_precision(*p, &r.precision))
+      throw ApiError{422, "Validation",
+                     "field 'precision' must be \"float32\", \"int8\", \"uint8\", \"binary\" or \"ubinary\", not \"" + *p + "\"", "precision"};
+    r.ranges = nullptr;
+    if (needs_ranges(r.precision)) {
+      if (!ranges)
+        throw ApiError{422, "Validation", "precision " + *p + " needs calibration ranges: start the server with --ranges FILE (embed calibrate)",
+                       "precision"};
+      r.ranges = ranges;
+    }
+  }
+  if (auto t = string_field(b, "prompt_template")) r.prompt_template = *t;
+  else if (field(b, "prompt_name")) r.prompt_template.reset();
+  if (auto kv = bool_field(b, "kv_embedding")) {
+    r.kv_embedding = *kv;
+    if (!*kv) r.kv_layers.reset(), r.kv_bias.reset();
+  }
+  if (const json* v = field(b, "kv_layers")) {
+    auto layer = [](const json& x) {
+      return x.is_number_integer() && x.get<int64_t>() >= 0 && x.get<int64_t>() <= std::numeric_limits<int>::max();
+    };
+    if (!v->is_array() || v->size() != 2 || !layer((*v)[0]) || !layer((*v)[1]))
+      throw ApiError{422, "Validation", "field 'kv_layers' must be [first, last]: two layer numbers counted from 0", "kv_layers"};
+    r.kv_layers = std::make_pair((*v)[0].get<int>(), (*v)[1].get<int>());
+  }
+  if (const json* v = field(b, "kv_bias")) {
+    const double x = v->is_number() ? v->get<double>() : NAN;
+    if (!std::isfinite(x) || std::fabs(x) > std::numeric_limits<float>::max())
+      throw ApiError{422, "Validation", "field 'kv_bias' must be a finite number", "kv_bias"};
+    r.kv_bias = static_cast<float>(x);
+  }
+}
+
+// The field a resolve_request message is about: its first word (the engine names Request's
+// fields, whose names the routes' extensions share), when the body has that field.
+std::string field_of(const json& body, const std::string& message) {
+  const std::string first = message.substr(0, message.find(' '));
+  return field(body, first.c_str()) ? first : "";
+}
+
 void refuse_reranker(const ModelDescription& d) {
   if (d.default_pooling == Pooling::Rank)
     throw ApiError{400, "Validation", "this model is a reranker (rank pooling): use /rerank or /v1/rerank", ""};
@@ -50,7 +100,7 @@ void Api::compute(const std::shared_ptr<Call>& c, const Request& req, Task task,
   try {
     rr = resolve_request(model_->describe(), req, task);
   } catch (const Error& e) {
-    throw ApiError{422, "Validation", e.what(), "", -1};
+    throw ApiError{422, "Validation", e.what(), field_of(c->body, e.what()), -1};
   }
   Tokenized t;
   try {
@@ -99,16 +149,17 @@ void Api::embeddings_openai(const std::shared_ptr<Call>& c) {
   const std::string encoding = string_field(b, "encoding_format").value_or("float");
   if (encoding != "float" && encoding != "base64")
     throw ApiError{422, "Validation", "field 'encoding_format' must be \"float\" or \"base64\", not \"" + encoding + "\"", "encoding_format"};
-  Request r = base_request();
+  Request r = base_request(Task::Embed);
   read_dimensions(b, r);
+  read_embed_options(b, r, config_.ranges);
   Inputs in = parse_inputs(b, "input", config_.max_client_batch_size);
   const bool base64 = encoding == "base64";
   compute(c, r, Task::Embed, "input", "", std::move(in), [this, base64](const Embeddings& e) {
     std::string s = "{\"object\":\"list\",\"data\":[";
     for (int64_t i = 0; i < e.rows; i++) {
       s += std::string(i ? "," : "") + "{\"object\":\"embedding\",\"index\":" + std::to_string(i) + ",\"embedding\":";
-      if (base64) s += "\"" + base64_floats(e.row(i), e.cols) + "\"";
-      else append_floats(s, e.row(i), e.cols);
+      if (base64) s += "\"" + base64_row(e, i) + "\"";
+      else append_row(s, e, i);
       s += "}";
     }
     const std::string tokens = std::to_string(total_tokens(e));
@@ -121,17 +172,24 @@ void Api::embeddings_openai(const std::shared_ptr<Call>& c) {
 
 void Api::embed_tei(const std::shared_ptr<Call>& c, bool all_tokens) {
   const json& b = c->body;
-  Request r = base_request();
+  Request r = base_request(Task::Embed);
   read_truncation(b, r);
   if (auto p = string_field(b, "prompt_name")) r.prompt_name = *p;
   if (all_tokens) {
     r.pooling = Pooling::None;
     r.normalize = -1;  // the final hidden states as the model computes them
+    // The defaults for pooled rows do not apply to them (a request that asks gets the engine's 422).
+    r.precision = Precision::Float32;
+    r.ranges = nullptr;
+    r.kv_embedding = false;
+    r.kv_layers.reset();
+    r.kv_bias.reset();
   } else {
     refuse_reranker(model_->describe());
     if (!bool_field(b, "normalize").value_or(true)) r.normalize = -1;
     read_dimensions(b, r);
   }
+  read_embed_options(b, r, config_.ranges);
   Inputs in = parse_inputs(b, "inputs", config_.max_client_batch_size);
   compute(c, r, Task::Embed, "inputs", "", std::move(in), [all_tokens](const Embeddings& e) {
     std::string s = "[";
@@ -139,7 +197,7 @@ void Api::embed_tei(const std::shared_ptr<Call>& c, bool all_tokens) {
     for (int64_t i = 0; i < n; i++) {
       if (i) s += ',';
       if (!all_tokens) {
-        append_floats(s, e.row(i), e.cols);
+        append_row(s, e, i);
         continue;
       }
       s += '[';
@@ -158,11 +216,12 @@ void Api::embed_tei(const std::shared_ptr<Call>& c, bool all_tokens) {
 void Api::embedding_llama(const std::shared_ptr<Call>& c) {
   refuse_reranker(model_->describe());
   const json& b = c->body;
-  Request r = base_request();
+  Request r = base_request(Task::Embed);
   if (auto p = int_field(b, "embd_normalize")) {
     if (*p < -1) throw ApiError{422, "Validation", "field 'embd_normalize' must be -1 (none), 0 (max-abs), 1, 2 or a p > 2", "embd_normalize"};
     r.normalize = static_cast<int>(std::min<int64_t>(*p, 1 << 30));
   }
+  read_embed_options(b, r, config_.ranges);
   Inputs in = parse_inputs(b, "content", config_.max_client_batch_size);
   compute(c, r, Task::Embed, "content", "", std::move(in), [](const Embeddings& e) {
     // llama-server's shape: one object per input, its vectors as a list (one, or one per token).
@@ -174,7 +233,7 @@ void Api::embedding_llama(const std::shared_ptr<Call>& c) {
       const int64_t first = per_token ? e.row_offsets[i] : i, last = per_token ? e.row_offsets[i + 1] : i + 1;
       for (int64_t t = first; t < last; t++) {
         if (t > first) s += ',';
-        append_floats(s, e.row(t), e.cols);
+        append_row(s, e, t);
       }
       s += "]}";
     }
@@ -192,7 +251,7 @@ void Api::rerank(const std::shared_ptr<Call>& c, bool jina) {
   const std::optional<std::string> query = string_field(b, "query");
   if (!query) throw ApiError{422, "Validation", "missing field 'query'", "query"};
   if (query->empty()) throw ApiError{400, "Empty", "field 'query' is empty", "query"};
-  Request r = base_request();
+  Request r = base_request(Task::Rerank);
   read_truncation(b, r);
   const char* docs_field = jina ? "documents" : "texts";
   Inputs in;

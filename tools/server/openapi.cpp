@@ -17,6 +17,35 @@ json inputs_schema() {
             {{"type", "array"}, {"items", {{"type", "array"}, {"items", {{"type", "integer"}}}}}}}}};
 }
 
+// embed's extensions of the embedding routes, over the server's defaults (docs/server.md).
+json embed_extensions() {
+  return {{"precision",
+           {{"type", "string"},
+            {"enum", {"float32", "int8", "uint8", "binary", "ubinary"}},
+            {"description",
+             "embed extension: output precision (sentence-transformers' quantize_embeddings; default: the server's --precision). "
+             "Quantized rows are integers (int8, binary signed; uint8, ubinary unsigned; binary/ubinary ceil(dim/8) bytes), "
+             "base64 their bytes; int8/uint8 need the server's --ranges"}}},
+          {"prompt_template",
+           {{"type", "string"},
+            {"description", "embed extension: a template with one {text} slot, e.g. 'This sentence: \"{text}\" means in one word: \"' "
+                            "(default: the server's --template; not with prompt_name)"}}},
+          {"kv_embedding",
+           {{"type", "boolean"}, {"description", "embed extension: KV-Embedding on a decoder (default: the server's --kv-embedding)"}}},
+          {"kv_layers",
+           {{"type", "array"},
+            {"items", {{"type", "integer"}}},
+            {"minItems", 2},
+            {"maxItems", 2},
+            {"description", "embed extension: KV-Embedding layers [first, last], counted from 0 (default: --kv-layers, else the middle third)"}}},
+          {"kv_bias", {{"type", "number"}, {"description", "embed extension: KV-Embedding logit bias (default: --kv-bias, else 1.0)"}}}};
+}
+
+json with_extensions(json properties) {
+  properties.update(embed_extensions());
+  return properties;
+}
+
 json error_responses() {
   json r;
   const std::pair<const char*, const char*> codes[] = {
@@ -59,21 +88,22 @@ std::string openapi_document(const std::string& model_name) {
   const json str = {{"type", "string"}}, boolean = {{"type", "boolean"}}, integer = {{"type", "integer"}};
   const json direction = {{"type", "string"}, {"enum", {"Left", "Right"}}};
   const json openai = post("OpenAI embeddings",
-                           {{"input", inputs_schema()}, {"model", str}, {"user", str},
-                            {"encoding_format", {{"type", "string"}, {"enum", {"float", "base64"}}}}, {"dimensions", integer}},
+                           with_extensions({{"input", inputs_schema()}, {"model", str}, {"user", str},
+                                            {"encoding_format", {{"type", "string"}, {"enum", {"float", "base64"}}}}, {"dimensions", integer}}),
                            {"input"}, "{object: list, data: [{object: embedding, index, embedding}], model, usage}");
   json paths;
   paths["/v1/embeddings"] = openai;
   paths["/embeddings"] = openai;
   paths["/embed"] = post("TEI embed",
-                         {{"inputs", inputs_schema()}, {"normalize", boolean}, {"truncate", boolean}, {"truncation_direction", direction},
-                          {"prompt_name", str}, {"dimensions", integer}},
-                         {"inputs"}, "[[float]]: one vector per input");
+                         with_extensions({{"inputs", inputs_schema()}, {"normalize", boolean}, {"truncate", boolean},
+                                          {"truncation_direction", direction}, {"prompt_name", str}, {"dimensions", integer}}),
+                         {"inputs"}, "[[float]] (quantized precision: [[integer]]): one vector per input");
   paths["/embed_all"] = post("TEI per-token vectors (final hidden states, no pooling or normalization)",
-                             {{"inputs", inputs_schema()}, {"truncate", boolean}, {"truncation_direction", direction}, {"prompt_name", str}},
+                             {{"inputs", inputs_schema()}, {"truncate", boolean}, {"truncation_direction", direction}, {"prompt_name", str},
+                              {"prompt_template", str}},
                              {"inputs"}, "[[[float]]]: per input, one vector per token");
-  paths["/embedding"] = post("llama.cpp embedding", {{"content", inputs_schema()}, {"embd_normalize", integer}}, {"content"},
-                             "[{index, embedding: [[float]]}]");
+  paths["/embedding"] = post("llama.cpp embedding", with_extensions({{"content", inputs_schema()}, {"embd_normalize", integer}}),
+                             {"content"}, "[{index, embedding: [[float]]}] (quantized precision: integers)");
   paths["/rerank"] = post("TEI rerank (Jina/Cohere shape when the body has documents)",
                           {{"query", str}, {"texts", {{"type", "array"}, {"items", str}}}, {"truncate", boolean},
                            {"truncation_direction", direction}, {"raw_scores", boolean}, {"return_text", boolean}},
@@ -83,7 +113,7 @@ std::string openapi_document(const std::string& model_name) {
                               {"return_documents", boolean}, {"model", str}, {"truncate", boolean}, {"truncation_direction", direction}},
                              {"query", "documents"}, "{model, results: [{index, relevance_score, document?}], usage} best first");
   paths["/tokenize"] = post("TEI tokenize (llama.cpp shape when the body has content)",
-                            {{"inputs", inputs_schema()}, {"add_special_tokens", boolean}, {"prompt_name", str}, {"content", str},
+                            {{"inputs", inputs_schema()}, {"add_special_tokens", boolean}, {"prompt_name", str}, {"prompt_template", str}, {"content", str},
                              {"add_special", boolean}, {"with_pieces", boolean}},
                             {}, "[[{id, text, special, start, stop}]] (llama.cpp: {tokens})");
   paths["/decode"] = post("TEI decode", {{"ids", inputs_schema()}, {"skip_special_tokens", boolean}}, {"ids"}, "[string]");

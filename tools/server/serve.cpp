@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "engine/quantize.h"
 #include "engine/scheduler.h"
 #include "tools/cli/commands.h"
 #include "tools/server/api.h"
@@ -33,13 +34,34 @@ void check_config(const ServeCommand& o, const ModelDescription& d, int64_t max_
         " tokens, --max-input-tokens): such an input could never be batched");
 }
 
+// The defaults of the embedding routes, from --precision, --template and --kv-*; the Api checks
+// them against the model.
+Request embed_defaults(const ServeCommand& o) {
+  Request r;
+  if (!o.precision.empty()) r.precision = parse_precision_flag(o.precision);
+  if (o.template_given) r.prompt_template = o.prompt_template;
+  r.kv_embedding = o.kv_embedding;
+  if (!o.kv_layers.empty()) r.kv_layers = parse_kv_layers_flag(o.kv_layers);
+  if (!o.kv_bias.empty()) r.kv_bias = parse_kv_bias_flag(o.kv_bias);
+  return r;
+}
+
 }  // namespace
 
 int run_serve(const ServeCommand& o) {
+  // Flags and the ranges file first: a mistake there shows before the model loads.
+  const Request defaults = embed_defaults(o);
+  std::shared_ptr<const QuantizationRanges> ranges;
+  if (!o.ranges.empty()) ranges = std::make_shared<const QuantizationRanges>(load_ranges(o.ranges));
   const std::shared_ptr<const Model> model = load_model(o.model, o.device, o.threads, o.compat, o.compute_type);
   const ModelDescription& d = model->describe();
   const int64_t max_input = o.max_input_tokens > 0 ? o.max_input_tokens : d.n_ctx;
   check_config(o, d, max_input);
+  if (ranges && d.default_pooling == Pooling::Rank)
+    fail(ErrorKind::InvalidArgument, "--ranges " + o.ranges + ": ranges quantize embeddings, and this model is a reranker (rank pooling)");
+  if (ranges && ranges->dims() > d.embedding_dim)
+    fail(ErrorKind::InvalidArgument, "--ranges " + o.ranges + ": ranges of " + std::to_string(ranges->dims()) +
+                                         " dimensions, but this model's vectors have " + std::to_string(d.embedding_dim));
 
   SchedulerOptions so;
   so.max_batch_tokens = o.max_batch_tokens;
@@ -59,6 +81,8 @@ int run_serve(const ServeCommand& o) {
   ac.api_key = o.api_key;
   ac.cors_origin = o.cors;
   ac.payload_limit = o.payload_limit;
+  ac.embed_defaults = defaults;
+  ac.ranges = ranges;
   server::Api api(model, scheduler, metrics, ac);
 
   server::HttpOptions ho;

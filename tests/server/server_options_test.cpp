@@ -1,0 +1,297 @@
+// embed's extensions of the embedding routes, end to end: output precision (quantized codes as
+// integers and base64 bytes), prompt templates and KV-Embedding, per request and as `embed serve`
+// defaults, each answer equal to the `embed` CLI's output with the same flags; mixed options in
+// concurrent requests; bad fields and bad startup flags refused with the field or flag named.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <random>
+#include <thread>
+
+#include "tests/server/server_client.h"
+
+using namespace embed::test;
+
+namespace {
+
+// PromptEOL's one-word template (the KV-Embedding paper pairs the two), and it quoted for a shell.
+const std::string kTemplate = "This sentence: \"{text}\" means in one word: \"";
+const std::string kTemplateFlag = "--template '" + kTemplate + "'";
+const std::string kKvFlags = "--kv-embedding --kv-layers 0-1 --kv-bias 2";
+
+// `embed calibrate` ranges of the Qwen fixture's vectors over kTexts, written to a file.
+// `embed calibrate` ranges of the Qwen fixture's vectors over kTexts (of `dims` dimensions, 0:
+// all), written to a file.
+std::string calibrate_qwen(int dims = 0) {
+  const std::string path = tmp_path("ranges" + std::to_string(dims) + ".json");
+  cli("calibrate " + kQwen + (dims ? " --dims " + std::to_string(dims) : ""), kTexts, " -o " + path + " -t 2");
+  return path;
+}
+
+// The bytes a quantized row's integers stand for (int8 / binary as two's complement).
+std::string code_bytes(const json& ints) {
+  std::string b;
+  for (const json& v : ints) b += static_cast<char>(static_cast<uint8_t>(v.get<int>()));
+  return b;
+}
+
+// Each input's "embedding" in the three shapes: OpenAI's data[i].embedding, TEI's rows and
+// llama.cpp's [{embedding: [row]}] (which has no dimensions field), for the same fields.
+void expect_routes(httplib::Client& c, const json& fields, const std::vector<json>& want) {
+  json openai = fields, tei = fields, llama = fields;
+  openai["input"] = kTexts;
+  tei["inputs"] = kTexts;
+  llama["content"] = kTexts;
+  const json a = post(c, "/v1/embeddings", openai), b = post(c, "/embed", tei), l = post(c, "/embedding", llama);
+  REQUIRE(a.at("data").size() == want.size());
+  REQUIRE(b.size() == want.size());
+  REQUIRE(l.size() == want.size());
+  for (size_t i = 0; i < want.size(); i++) {
+    INFO(fields.dump() << " input " << i);
+    CHECK(a["data"][i].at("embedding") == want[i]);
+    CHECK(b[i] == want[i]);
+    if (!fields.contains("dimensions")) CHECK(l[i].at("embedding")[0] == want[i]);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("precision: quantized rows on every route equal the CLI's codes, base64 their bytes", "[server]") {
+  const std::string ranges = calibrate_qwen();
+  ServerProcess s(kQwen, {"--ranges", ranges});
+  REQUIRE(s.running());
+  auto c = s.client();
+  const int64_t dim = json::parse(c.Get("/info")->body).at("embedding_dim");
+  REQUIRE(dim == 64);
+  for (const std::string p : {"ubinary", "binary", "uint8", "int8"}) {
+    const bool ranged = p == "uint8" || p == "int8";
+    const std::vector<json> want = cli_json(kQwen, "--precision " + p + (ranged ? " --ranges " + ranges : ""), kTexts);
+    REQUIRE(want.size() == kTexts.size());
+    REQUIRE(want[0].size() == static_cast<size_t>(ranged ? dim : (dim + 7) / 8));
+    REQUIRE(want[0][0].is_number_integer());
+    expect_routes(c, {{"precision", p}}, want);
+    // base64: the code bytes themselves (not float32s), 4 characters per 3 bytes.
+    const json b64 = post(c, "/v1/embeddings", {{"input", kTexts}, {"precision", p}, {"encoding_format", "base64"}});
+    for (size_t i = 0; i < kTexts.size(); i++) {
+      const std::string text = b64["data"][i].at("embedding");
+      CHECK(text.size() == (want[i].size() + 2) / 3 * 4);
+      CHECK(base64_decode(text) == code_bytes(want[i]));
+    }
+  }
+  // Matryoshka first, then the bits: 12 dimensions are 2 bytes, base64 "xxx=".
+  const std::vector<json> d12 = cli_json(kQwen, "--dims 12 --precision ubinary", kTexts);
+  REQUIRE(d12[0].size() == 2);
+  expect_routes(c, {{"precision", "ubinary"}, {"dimensions", 12}}, d12);
+  const json short64 = post(c, "/v1/embeddings", {{"input", kTexts[1]}, {"precision", "ubinary"}, {"dimensions", 12}, {"encoding_format", "base64"}});
+  const std::string t = short64["data"][0].at("embedding");
+  CHECK(t.size() == 4);
+  CHECK(t.back() == '=');
+  CHECK(base64_decode(t) == code_bytes(d12[1]));
+  // float32 by name is the default's floats; int8 ranges of the full width do not fit 12 dimensions.
+  const std::vector<json> f = cli_json(kQwen, "", kTexts);
+  expect_routes(c, {{"precision", "float32"}}, f);
+  const json bad = expect_error(c, "/v1/embeddings", R"({"input": "a", "precision": "int8", "dimensions": 12})", 422, "Validation");
+  CHECK_THAT(bad.at("error").get<std::string>(), Catch::Contains("ranges have 64 dimensions but the output has 12"));
+  // The served OpenAPI document lists the extensions on each embedding route.
+  const json doc = json::parse(c.Get("/openapi.json")->body);
+  for (const char* path : {"/v1/embeddings", "/embeddings", "/embed", "/embedding"}) {
+    const json& props = doc.at("paths").at(path).at("post").at("requestBody").at("content").at("application/json").at("schema").at("properties");
+    for (const char* name : {"precision", "prompt_template", "kv_embedding", "kv_layers", "kv_bias"}) {
+      INFO(path << " " << name);
+      CHECK(props.contains(name));
+    }
+  }
+  CHECK(s.terminate() == 0);
+}
+
+TEST_CASE("prompt_template and kv_embedding per request equal the CLI's --template and --kv-*", "[server]") {
+  ServerProcess s(kQwen);
+  REQUIRE(s.running());
+  auto c = s.client();
+  const std::vector<json> plain = cli_json(kQwen, "", kTexts);
+  const std::vector<json> templ = cli_json(kQwen, kTemplateFlag, kTexts);
+  const std::vector<json> kv = cli_json(kQwen, "--kv-embedding", kTexts);
+  const std::vector<json> kv_band = cli_json(kQwen, kKvFlags, kTexts);
+  const std::vector<json> all = cli_json(kQwen, kKvFlags + " " + kTemplateFlag + " --precision binary", kTexts);
+  // Each option changes the vectors (so an option the server dropped would show).
+  CHECK(templ[0] != plain[0]);
+  CHECK(kv[0] != plain[0]);
+  CHECK(kv_band[0] != kv[0]);
+  expect_routes(c, json::object(), plain);
+  expect_routes(c, {{"prompt_template", kTemplate}}, templ);
+  expect_routes(c, {{"kv_embedding", true}}, kv);
+  expect_routes(c, {{"kv_embedding", true}, {"kv_layers", {0, 1}}, {"kv_bias", 2}}, kv_band);
+  expect_routes(c, {{"kv_embedding", true}, {"kv_layers", {0, 1}}, {"kv_bias", 2.0}, {"prompt_template", kTemplate}, {"precision", "binary"}},
+                all);
+  // /tokenize shows the template around the text, as the embedding routes read it.
+  const std::string filled = "This sentence: \"" + kTexts[0] + "\" means in one word: \"";
+  const json with = post(c, "/tokenize", {{"inputs", kTexts[0]}, {"prompt_template", kTemplate}});
+  const json literal = post(c, "/tokenize", {{"inputs", filled}});
+  REQUIRE(with[0].size() == literal[0].size());
+  for (size_t i = 0; i < with[0].size(); i++) CHECK(with[0][i].at("id") == literal[0][i].at("id"));
+}
+
+TEST_CASE("serve --precision, --template and --kv-* are defaults every route uses, and a request's own fields win", "[server]") {
+  const std::string ranges = calibrate_qwen();
+  ServerProcess s(kQwen, {"--precision", "ubinary", "--template", kTemplate, "--kv-embedding", "--kv-layers", "0-1", "--kv-bias", "2",
+                          "--ranges", ranges});
+  REQUIRE(s.running());
+  auto c = s.client();
+  const std::string defaults = kKvFlags + " " + kTemplateFlag;
+  expect_routes(c, json::object(), cli_json(kQwen, defaults + " --precision ubinary", kTexts));
+  // Each default overridden by the request: precision, then the template, then kv_embedding.
+  expect_routes(c, {{"precision", "float32"}}, cli_json(kQwen, defaults, kTexts));
+  expect_routes(c, {{"precision", "int8"}}, cli_json(kQwen, defaults + " --precision int8 --ranges " + ranges, kTexts));
+  expect_routes(c, {{"precision", "float32"}, {"prompt_template", "{text}"}}, cli_json(kQwen, kKvFlags, kTexts));
+  expect_routes(c, {{"precision", "float32"}, {"kv_embedding", false}}, cli_json(kQwen, kTemplateFlag, kTexts));
+  expect_routes(c, {{"kv_embedding", true}, {"kv_layers", {1, 1}}}, cli_json(kQwen, "--kv-embedding --kv-layers 1-1 --kv-bias 2 --precision ubinary " +
+                                                                                         kTemplateFlag, kTexts));
+  // A prompt by name replaces the default template (they do not combine).
+  const json e5 = post(c, "/embed", {{"inputs", {kTexts[1]}}, {"prompt_name", "e5-query"}});
+  CHECK(e5[0] == cli_json(kQwen, kKvFlags + " --precision ubinary --prompt-name e5-query", {kTexts[1]})[0]);
+  // /embed_all gives the model's hidden states (float, no KV re-routing), the template around the text.
+  const json all = post(c, "/embed_all", {{"inputs", {kTexts[4]}}});
+  std::vector<std::vector<float>> got;
+  for (const json& t : all[0]) got.push_back(floats(t));
+  CHECK(got == cli_rows(kQwen, "--pooling none --normalize -1 " + kTemplateFlag, {kTexts[4]}));
+  // ... and refuses them when asked for by name.
+  expect_error(c, "/embed_all", R"({"inputs": "a", "precision": "binary"})", 422, "Validation", "precision");
+  expect_error(c, "/embed_all", R"({"inputs": "a", "kv_embedding": true})", 422, "Validation");
+  CHECK(s.terminate() == 0);
+}
+
+TEST_CASE("mixed precision, template and kv_embedding in concurrent requests: each gets its own rows", "[server]") {
+  const std::string ranges = calibrate_qwen();
+  ServerProcess s(kQwen, {"--ranges", ranges});
+  REQUIRE(s.running());
+  const std::vector<json> variants = {json::object(),
+                                      {{"precision", "ubinary"}},
+                                      {{"precision", "int8"}},
+                                      {{"dimensions", 12}, {"precision", "binary"}},
+                                      {{"prompt_template", kTemplate}},
+                                      {{"kv_embedding", true}},
+                                      {{"kv_embedding", true}, {"kv_layers", {0, 1}}, {"kv_bias", 2}},
+                                      {{"kv_embedding", true}, {"prompt_template", kTemplate}, {"precision", "uint8"}}};
+  // Solo answers, one text per request; each variant's checked against the CLI for one text.
+  std::vector<std::vector<json>> solo(variants.size());
+  {
+    auto c = s.client();
+    for (size_t v = 0; v < variants.size(); v++)
+      for (const std::string& t : kTexts) {
+        json body = variants[v];
+        body["input"] = t;
+        solo[v].push_back(post(c, "/v1/embeddings", body)["data"][0].at("embedding"));
+      }
+    CHECK(solo[2][3] == cli_json(kQwen, "--precision int8 --ranges " + ranges, {kTexts[3]})[0]);
+    CHECK(solo[3][2] == cli_json(kQwen, "--dims 12 --precision binary", {kTexts[2]})[0]);
+    CHECK(solo[6][5] == cli_json(kQwen, kKvFlags, {kTexts[5]})[0]);
+    CHECK(solo[7][0] == cli_json(kQwen, "--kv-embedding --precision uint8 --ranges " + ranges + " " + kTemplateFlag, {kTexts[0]})[0]);
+  }
+  std::atomic<int> checked{0}, wrong{0};
+  std::vector<std::thread> clients;
+  for (int t = 0; t < 8; t++)
+    clients.emplace_back([&, t] {
+      std::mt19937 rng(static_cast<unsigned>(100 + t));
+      auto c = s.client();
+      for (int k = 0; k < 15; k++) {
+        const size_t v = rng() % variants.size();
+        std::vector<size_t> pick;
+        for (size_t n = 1 + rng() % 6; pick.size() < n;) pick.push_back(rng() % kTexts.size());
+        json body = variants[v];
+        body["input"] = json::array();
+        for (size_t i : pick) body["input"].push_back(kTexts[i]);
+        auto r = c.Post("/v1/embeddings", body.dump(), "application/json");
+        if (!r || r->status != 200) {
+          WARN("request failed: " << (r ? std::to_string(r->status) + " " + r->body : httplib::to_string(r.error())));
+          wrong++;
+          continue;
+        }
+        const json j = json::parse(r->body).at("data");
+        for (size_t q = 0; q < pick.size(); q++) {
+          checked++;
+          if (q >= j.size() || j[q].at("embedding") != solo[v][pick[q]]) wrong++;
+        }
+      }
+    });
+  for (std::thread& th : clients) th.join();
+  CHECK(wrong == 0);
+  CHECK(checked > 100);
+}
+
+TEST_CASE("bad extension fields are 422 naming the field, bad startup flags refuse to start naming the flag or file", "[server]") {
+  ServerProcess s(kQwen);
+  REQUIRE(s.running());
+  auto c = s.client();
+  for (const char* path : {"/v1/embeddings", "/embed", "/embedding"}) {
+    const std::string in = std::string(path) == "/v1/embeddings" ? "input" : std::string(path) == "/embed" ? "inputs" : "content";
+    auto body = [&](const std::string& fields) { return "{\"" + in + "\": \"a\", " + fields + "}"; };
+    INFO(path);
+    expect_error(c, path, body(R"("precision": "int4")"), 422, "Validation", "precision");
+    expect_error(c, path, body(R"("precision": 8)"), 422, "Validation", "precision");
+    const json j = expect_error(c, path, body(R"("precision": "int8")"), 422, "Validation", "precision");
+    CHECK(j.at("error") == "precision int8 needs calibration ranges: start the server with --ranges FILE (embed calibrate)");
+    expect_error(c, path, body(R"("precision": "uint8")"), 422, "Validation", "precision");
+    expect_error(c, path, body(R"("prompt_template": 5)"), 422, "Validation", "prompt_template");
+    expect_error(c, path, body(R"("prompt_template": "no slot")"), 422, "Validation", "prompt_template");
+    expect_error(c, path, body(R"("prompt_template": "{text} and {text}")"), 422, "Validation", "prompt_template");
+    expect_error(c, path, body(R"("kv_embedding": "yes")"), 422, "Validation", "kv_embedding");
+    for (const char* layers : {R"("0-1")", "[0]", "[0, 1, 1]", R"([0, "1"])", "[-1, 0]", "[0, 1.5]", "[0, 4294967296]"})
+      expect_error(c, path, body(R"("kv_embedding": true, "kv_layers": )" + std::string(layers)), 422, "Validation", "kv_layers");
+    const json band = expect_error(c, path, body(R"("kv_embedding": true, "kv_layers": [1, 5])"), 422, "Validation", "kv_layers");
+    CHECK_THAT(band.at("error").get<std::string>(), Catch::Contains("is not a band inside 0-2"));
+    expect_error(c, path, body(R"("kv_embedding": true, "kv_layers": [1, 0])"), 422, "Validation", "kv_layers");
+    expect_error(c, path, body(R"("kv_layers": [0, 1])"), 422, "Validation", "kv_layers");  // without kv_embedding
+    expect_error(c, path, body(R"("kv_embedding": true, "kv_bias": "x")"), 422, "Validation", "kv_bias");
+    expect_error(c, path, body(R"("kv_embedding": true, "kv_bias": 1e300)"), 422, "Validation", "kv_bias");
+  }
+  expect_error(c, "/embed", R"({"inputs": "a", "prompt_name": "e5-query", "prompt_template": "q: {text}"})", 422, "Validation");
+  expect_error(c, "/tokenize", R"({"inputs": "a", "prompt_template": "no slot"})", 422, "Validation", "prompt_template");
+  CHECK(c.Get("/health")->status == 200);
+
+  // An encoder refuses KV-Embedding with the engine's reason.
+  ServerProcess bert(kBert);
+  REQUIRE(bert.running());
+  auto cb = bert.client();
+  const json enc = expect_error(cb, "/v1/embeddings", R"({"input": "a", "kv_embedding": true})", 422, "Validation", "kv_embedding");
+  CHECK_THAT(enc.at("error").get<std::string>(), Catch::Contains("kv_embedding needs a decoder"));
+
+  // Startup: each bad flag or file is named, before any request.
+  struct Refusal {
+    std::vector<std::string> args;
+    const std::string& model;
+    int exit_code;
+    std::string says;
+  };
+  const std::string bad_ranges = tmp_path("bad_ranges.json");
+  std::ofstream(bad_ranges) << "{\"embed_quantization_ranges\": 1, \"min\": [0.5]}";
+  const std::string ranges12 = calibrate_qwen(12);
+  const std::vector<Refusal> refusals = {
+      {{"--ranges", "/nonexistent/ranges.json"}, kQwen, 4, "/nonexistent/ranges.json: cannot read"},
+      {{"--ranges", bad_ranges}, kQwen, 1, bad_ranges},
+      {{"--precision", "int4"}, kQwen, 3, "unknown --precision 'int4'"},
+      {{"--precision", "int8"}, kQwen, 3, "precision int8 needs calibration ranges"},
+      {{"--precision", "int8", "--ranges", ranges12}, kQwen, 3, "ranges have 12 dimensions but the output has 64"},
+      {{"--kv-embedding"}, kBert, 3, "kv_embedding needs a decoder"},
+      {{"--kv-embedding", "--kv-layers", "0-9"}, kQwen, 3, "kv_layers 0-9 is not a band"},
+      {{"--kv-embedding", "--kv-layers", "one"}, kQwen, 3, "--kv-layers 'one' is not a band A-B"},
+      {{"--kv-embedding", "--kv-bias", "x"}, kQwen, 3, "--kv-bias 'x' is not a number"},
+      {{"--kv-bias", "2"}, kQwen, 3, "kv_layers and kv_bias apply with kv_embedding"},
+      {{"--template", "no slot"}, kQwen, 3, "prompt_template must contain {text} exactly once"},
+      {{"--precision", "binary"}, kRerank, 3, "this model is a reranker"},
+      {{"--ranges", ranges12}, kRerank, 3, "--ranges " + ranges12 + ": ranges quantize embeddings, and this model is a reranker"},
+  };
+  for (const Refusal& r : refusals) {
+    ServerProcess refused(r.model, r.args);
+    INFO(r.args[0] << " " << (r.args.size() > 1 ? r.args[1] : "") << ": " << refused.log());
+    CHECK_FALSE(refused.running());
+    CHECK(refused.exit_code() == r.exit_code);
+    CHECK_THAT(refused.log(), Catch::Contains(r.says));
+  }
+  // A ranges file of a Matryoshka width serves int8 at that width (and only there).
+  ServerProcess narrow(kQwen, {"--ranges", ranges12});
+  REQUIRE(narrow.running());
+  auto cn = narrow.client();
+  const json n = post(cn, "/v1/embeddings", {{"input", kTexts[0]}, {"precision", "int8"}, {"dimensions", 12}});
+  CHECK(n["data"][0].at("embedding") == cli_json(kQwen, "--dims 12 --precision int8 --ranges " + ranges12, {kTexts[0]})[0]);
+  expect_error(cn, "/v1/embeddings", R"({"input": "a", "precision": "int8"})", 422, "Validation");
+}
