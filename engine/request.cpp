@@ -71,7 +71,6 @@ void check_kv(const ModelDescription& d, const Request& r, ResolvedRequest& out,
   }
   if (task == Task::Rerank) invalid("kv_embedding applies to embeddings, not to reranking");
   if (!d.causal) invalid("kv_embedding needs a decoder (causal attention); this " + d.arch + " model is bidirectional already");
-  if (d.kernels == "cuda") fail(ErrorKind::Unsupported, "kv_embedding runs on the CPU backend only in this build");
   if (out.pooling != Pooling::Hybrid && out.pooling != Pooling::Mean && out.pooling != Pooling::Last)
     invalid(std::string("pooling ") + pooling_name(out.pooling) + " is not defined for kv_embedding (hybrid, mean or last)");
   const auto [first, last] = r.kv_layers.value_or(d.kv_layers.value_or(middle_third(d.n_layers)));

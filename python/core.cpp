@@ -5,6 +5,7 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -274,6 +275,10 @@ void bind_request(nb::module_& m) {
       .def_rw("prompt", &Request::prompt)
       .def_rw("prompt_name", &Request::prompt_name)
       .def_rw("exclude_special", &Request::exclude_special)
+      .def_rw("prompt_template", &Request::prompt_template)
+      .def_rw("kv_embedding", &Request::kv_embedding)
+      .def_rw("kv_layers", &Request::kv_layers)
+      .def_rw("kv_bias", &Request::kv_bias)
       .def_rw("split_special", &Request::split_special)
       .def_prop_rw(
           "pooling", [](const Request& r) -> std::optional<std::string> { return r.pooling ? std::optional<std::string>(pooling_name(*r.pooling)) : std::nullopt; },

@@ -112,6 +112,10 @@ class Model:
         truncate: bool = False,
         batch_tokens: int | None = None,
         split_special: bool = False,
+        prompt_template: str | None = None,
+        kv_embedding: bool = False,
+        kv_layers: tuple[int, int] | None = None,
+        kv_bias: float | None = None,
     ) -> np.ndarray:
         """Vectors of `texts` as a float32 array [len(texts), dim] (a single str gives [dim]),
         row i for text i, each bit-identical to what the `embed` command gives for that text.
@@ -130,7 +134,12 @@ class Model:
         (sentence-transformers' `ranges`); None takes them from these texts' own vectors, as
         sentence-transformers' encode does, so the codes then depend on the batch.
         split_special: read special-token text in the texts ("[SEP]", "<|endoftext|>") as plain
-        text, for text you do not control (the command's --split-special).
+        text, for text you do not control (the command's --split-special). prompt_template: a
+        template with one "{text}" slot instead of a prompt, e.g. 'This sentence: "{text}" means in
+        one word: "' (--template). kv_embedding: KV-Embedding on a decoder (--kv-embedding; hybrid
+        pooling), kv_layers (first, last): its layer band (default: the band stored by
+        `embed kv-layers -o`, else the middle third), kv_bias: the re-routed position's logit bias
+        (default 1.0).
         """
         single = isinstance(texts, str)
         if precision not in _PRECISIONS:
@@ -150,6 +159,17 @@ class Model:
         request.prompt_name = prompt_name or ""
         request.truncate = bool(truncate)
         request.split_special = bool(split_special)
+        request.prompt_template = prompt_template
+        request.kv_embedding = bool(kv_embedding)
+        if kv_layers is not None:
+            if not (isinstance(kv_layers, (tuple, list)) and len(kv_layers) == 2
+                    and all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in kv_layers)):
+                raise InvalidInputError(f"kv_layers must be a pair of ints (first, last), not {kv_layers!r}", "invalid argument")
+            request.kv_layers = (int(kv_layers[0]), int(kv_layers[1]))
+        if kv_bias is not None:
+            if isinstance(kv_bias, bool) or not isinstance(kv_bias, (int, float, np.floating, np.integer)):
+                raise InvalidInputError(f"kv_bias must be a number, not {kv_bias!r}", "invalid argument")
+            request.kv_bias = float(kv_bias)
         rows, notes = self._core.embed(
             [texts] if single else texts,
             request,

@@ -178,3 +178,60 @@ TEST_CASE("a text's vector on CUDA does not depend on its batch", "[cuda][models
     }
   }
 }
+
+// KV-Embedding (the attention prefix of each sequence's last key and value, with a logit bias) on
+// CUDA against the CPU path, by the same bounds, on the synthetic decoder; and batch invariance
+// with it in f32 math (bit-identical).
+TEST_CASE("KV-Embedding gives the CPU's vectors on CUDA", "[cuda][models][kv]") {
+  std::string why;
+  if (!backend_available(Device::Cuda, &why)) {
+    EMBED_SKIP_NO_DEVICE("no CUDA device (" << why << ")");
+    return;
+  }
+  std::vector<std::unique_ptr<TempFile>> temps;
+  int checked = 0;
+  for (const ModelCase& mc : models_under_test(temps)) {
+    BackendOptions cpu_options;
+    auto cpu_model = LoadedModel::load(mc.path, cpu_options);
+    if (!cpu_model->info().causal) continue;
+    Runner cpu_runner(cpu_model, 0);
+    const std::vector<SequenceInput> seqs = test_sequences(cpu_model->info());
+    const int last_layer = static_cast<int>(cpu_model->info().n_layers) - 1;
+    for (const auto& [pooling, routing] : {std::make_pair(Pooling::Hybrid, KvRouting{0, last_layer, 1.0f}),
+                                           std::make_pair(Pooling::Last, KvRouting{last_layer, last_layer, -0.5f}),
+                                           std::make_pair(Pooling::Mean, KvRouting{0, 0, 2.0f})}) {
+      PassOptions o;
+      o.pooling = pooling;
+      o.kv = routing;
+      const RunOutput want = cpu_runner.run(seqs, o);
+      // Re-routing changes the CPU's vectors (most in the short sequences, where the prefix is one
+      // key of few), so agreement below is about the prefix.
+      PassOptions plain = o;
+      plain.kv = KvRouting{};
+      const RunOutput unrouted = cpu_runner.run(seqs, plain);
+      double least = 1.0;
+      for (int64_t s = 0; s < want.rows; s++)
+        least = std::min(least, cosine(unrouted.pooled.data() + s * want.cols, want.pooled.data() + s * want.cols, want.cols));
+      REQUIRE(least < 0.999);
+      for (bool f32_math : {true, false}) {
+        if (!f32_math && !default_mode_runs(mc)) continue;
+        const double bound = f32_math ? 0.99999 : 0.9999;
+        Runner gpu_runner(LoadedModel::load(mc.path, cuda_options(f32_math)), 0);
+        const RunOutput got = gpu_runner.run(seqs, o);
+        REQUIRE((got.rows == want.rows && got.cols == want.cols));
+        for (int64_t s = 0; s < want.rows; s++) {
+          const double c = cosine(got.pooled.data() + s * got.cols, want.pooled.data() + s * want.cols, want.cols);
+          INFO(mc.label << (f32_math ? ", f32 math" : ", tensor cores") << ", " << pooling_name(pooling) << ", sequence " << s << ": cosine " << c);
+          CHECK(c >= bound);
+        }
+        if (!f32_math) continue;
+        for (size_t i = 0; i < seqs.size(); i++) {
+          const RunOutput one = gpu_runner.run({seqs[i]}, o);
+          CHECK(std::memcmp(one.pooled.data(), got.pooled.data() + i * got.cols, static_cast<size_t>(got.cols) * 4) == 0);
+        }
+      }
+    }
+    checked++;
+  }
+  CHECK(checked >= 4);  // the synthetic qwen3 in f32, f16, bf16 and q8_0
+}

@@ -217,3 +217,40 @@ def test_split_special(model, cli):
     same_bits(split, cli.embed(model.info["path"], texts, "--split-special"))
     assert not np.array_equal(split[-1], model.encode(texts)[-1])
     same_bits(split[:-1], model.encode(TEXTS))
+
+
+TEMPLATE = 'This sentence: "{text}" means in one word: "'
+
+
+def test_prompt_template_and_kv_embedding_equal_the_cli(cli):
+    # Decoders only (KV-Embedding re-routes causal attention).
+    for name in ("tiny-qwen3-embed", "tiny-llama"):
+        m = embed.Model(tiny(name), threads=2)
+        path = m.info["path"]
+        same_bits(m.encode(TEXTS, prompt_template=TEMPLATE), cli.embed(path, TEXTS, "--template", TEMPLATE))
+        same_bits(m.encode(TEXTS, kv_embedding=True, prompt_template=TEMPLATE),
+                  cli.embed(path, TEXTS, "--kv-embedding", "--template", TEMPLATE))
+        same_bits(m.encode(TEXTS, kv_embedding=True, kv_layers=(0, 1), kv_bias=2.0, precision="ubinary"),
+                  cli.embed(path, TEXTS, "--kv-embedding", "--kv-layers", "0-1", "--kv-bias", "2", "--precision", "ubinary"))
+        # Re-routing changes the vectors (else the comparisons above prove little).
+        last = m.info["n_layers"] - 1  # the default band (the middle third) ends before the last layer
+        assert not np.array_equal(m.encode(TEXTS, kv_embedding=True), m.encode(TEXTS, kv_embedding=True, kv_layers=(last, last)))
+
+
+def test_kv_embedding_errors():
+    model = embed.Model(tiny("tiny-qwen3-embed"), threads=2)
+    with pytest.raises(embed.InvalidInputError, match="kv_layers and kv_bias apply with kv_embedding"):
+        model.encode(TEXTS, kv_layers=(0, 1))
+    with pytest.raises(embed.InvalidInputError, match="not a band inside"):
+        model.encode(TEXTS, kv_embedding=True, kv_layers=(0, 9))
+    with pytest.raises(embed.InvalidInputError, match="must be a pair of ints"):
+        model.encode(TEXTS, kv_embedding=True, kv_layers=(0, 1, 2))
+    with pytest.raises(embed.InvalidInputError, match="kv_bias must be a number"):
+        model.encode(TEXTS, kv_embedding=True, kv_bias="1")
+    with pytest.raises(embed.InvalidInputError, match="exactly once"):
+        model.encode(TEXTS, prompt_template="no slot")
+
+
+def test_kv_embedding_refused_on_an_encoder(minilm):
+    with pytest.raises(embed.InvalidInputError, match="bidirectional already"):
+        embed.Model(minilm).encode(TEXTS, kv_embedding=True)
