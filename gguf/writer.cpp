@@ -38,6 +38,23 @@ struct FileSink {
   }
 };
 
+// Writes `path` through path.tmp (removed if `body` throws), renamed into place once complete.
+template <class Body> void write_via_tmp(const std::string& path, Body&& body) {
+  const std::string tmp = path + ".tmp";
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f) fail(ErrorKind::Io, tmp + ": cannot create: " + std::strerror(errno));
+  FileSink sink{f, tmp};
+  try {
+    body(sink);
+  } catch (...) {
+    std::fclose(f);
+    std::remove(tmp.c_str());
+    throw;
+  }
+  if (std::fclose(f) != 0) fail(ErrorKind::Io, tmp + ": write failed");
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) fail(ErrorKind::Io, path + ": cannot rename from " + tmp);
+}
+
 }  // namespace
 
 Writer::Writer(uint32_t alignment) : alignment_(alignment) {
@@ -156,19 +173,7 @@ std::vector<uint8_t> Writer::to_bytes() const {
 }
 
 void Writer::write_file(const std::string& path) const {
-  const std::string tmp = path + ".tmp";
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) fail(ErrorKind::Io, tmp + ": cannot create: " + std::strerror(errno));
-  FileSink sink{f, tmp};
-  try {
-    emit(sink);
-  } catch (...) {
-    std::fclose(f);
-    std::remove(tmp.c_str());
-    throw;
-  }
-  if (std::fclose(f) != 0) fail(ErrorKind::Io, tmp + ": write failed");
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) fail(ErrorKind::Io, path + ": cannot rename from " + tmp);
+  write_via_tmp(path, [&](FileSink& sink) { emit(sink); });
 }
 
 void write_with_metadata(const File& source, const Writer& edits, const std::string& path) {
@@ -215,20 +220,10 @@ void write_with_metadata(const File& source, const Writer& edits, const std::str
   }
   head.resize(padded(head.size(), source.alignment()), 0);
 
-  const std::string tmp = path + ".tmp";
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) fail(ErrorKind::Io, tmp + ": cannot create: " + std::strerror(errno));
-  FileSink sink{f, tmp};
-  try {
+  write_via_tmp(path, [&](FileSink& sink) {
     sink.write(head.data(), head.size());
     sink.write(source.base() + source.data_offset(), source.size() - source.data_offset());
-  } catch (...) {
-    std::fclose(f);
-    std::remove(tmp.c_str());
-    throw;
-  }
-  if (std::fclose(f) != 0) fail(ErrorKind::Io, tmp + ": write failed");
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) fail(ErrorKind::Io, path + ": cannot rename from " + tmp);
+  });
 }
 
 #define EMBED_WRITER_INSTANTIATE(T)                                   \
