@@ -74,6 +74,7 @@ std::optional<Status> Scheduler::submit(const ResolvedRequest& r, Tokenized t, D
   job->cancelled = std::move(cancelled);
   Embeddings& out = job->out;
   out.warnings = std::move(t.warnings);
+  out.truncated = t.truncated;  // as run_request reports it: the inputs cut to max_tokens
   const bool per_token = r.pooling == Pooling::None;
   if (per_token) out.row_offsets.push_back(0);
   for (const SequenceInput& q : t.seqs) {

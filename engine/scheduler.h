@@ -27,7 +27,8 @@ struct SchedulerOptions {
   int threads = 0;                   // compute threads (0: the model's default)
 };
 
-// What a request gets back: its rows in input order (Embeddings), or an error.
+// What a request gets back: its rows in input order (Embeddings, with each input's tokens after
+// truncation in n_tokens and the number of inputs cut to max_tokens in truncated), or an error.
 struct JobOutcome {
   std::optional<Status> error;
   Embeddings rows;
