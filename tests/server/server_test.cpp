@@ -206,6 +206,70 @@ TEST_CASE("tokenize, decode, info, models, metrics, openapi and health", "[serve
     CHECK(doc.at("paths").contains(path));
 }
 
+namespace {
+
+// The value of an unlabelled Prometheus sample `name` in /metrics, or -1.
+double metric(httplib::Client& c, const std::string& name) {
+  auto m = c.Get("/metrics");
+  REQUIRE(m);
+  const size_t at = m->body.find("\n" + name + " ");
+  return at == std::string::npos ? -1 : std::stod(m->body.substr(at + name.size() + 2));
+}
+
+size_t token_count(httplib::Client& c, const std::string& text) { return post(c, "/tokenize", {{"inputs", {text}}})[0].size(); }
+
+}  // namespace
+
+// Truncation is reported where the peers report tokens: usage.prompt_tokens and x-compute-tokens
+// count the tokens computed (after truncation, as TEI's prompt_tokens), and /metrics counts the
+// inputs that were cut (embed_truncated_inputs_total; no peer API has a place for it).
+TEST_CASE("truncated inputs: usage counts the tokens computed, /metrics counts the inputs cut", "[server]") {
+  ServerProcess s(kBert, {"--max-input-tokens", "16", "--auto-truncate"});
+  REQUIRE(s.running());
+  auto c = s.client();
+  std::string long_text;
+  for (int i = 0; i < 40; i++) long_text += "word" + std::to_string(i % 7) + " ";
+  const size_t n_long = token_count(c, long_text), n_short = token_count(c, kTexts[4]), n_other = token_count(c, kTexts[0]);
+  REQUIRE(n_long > 16);
+  REQUIRE(n_short < 16);
+  REQUIRE(n_other < 16);
+  CHECK(metric(c, "embed_truncated_inputs_total") == 0);
+  // --auto-truncate: OpenAI's route (which has no truncate field) cuts the long input to 16 tokens.
+  auto r = c.Post("/v1/embeddings", json{{"input", {long_text, kTexts[4]}}}.dump(), "application/json");
+  REQUIRE(r);
+  REQUIRE(r->status == 200);
+  const json j = json::parse(r->body);
+  CHECK(j.at("usage").at("prompt_tokens") == 16 + n_short);
+  CHECK(j.at("usage").at("total_tokens") == 16 + n_short);
+  CHECK(r->get_header_value("x-compute-tokens") == std::to_string(16 + n_short));
+  CHECK(floats(j["data"][0].at("embedding")) == cli_rows(kBert, "--max-tokens 16 --truncate", {long_text})[0]);
+  CHECK(metric(c, "embed_truncated_inputs_total") == 1);
+  CHECK(metric(c, "embed_tokens_total") == 16 + n_short);
+  // Nothing to cut: the counter stays; two long inputs cut from the left: +2.
+  post(c, "/embed", {{"inputs", {kTexts[0], kTexts[4]}}});
+  CHECK(metric(c, "embed_truncated_inputs_total") == 1);
+  auto left = c.Post("/embed", json{{"inputs", {long_text, kTexts[0], long_text + "more"}}, {"truncation_direction", "Left"}}.dump(),
+                     "application/json");
+  REQUIRE(left);
+  REQUIRE(left->status == 200);
+  CHECK(left->get_header_value("x-compute-tokens") == std::to_string(16 + n_other + 16));
+  CHECK(metric(c, "embed_truncated_inputs_total") == 3);
+  // A request that says truncate: false is refused (413), and counts nothing.
+  expect_error(c, "/embed", json{{"inputs", long_text}, {"truncate", false}}.dump(), 413, "Validation", "inputs", 0);
+  CHECK(metric(c, "embed_truncated_inputs_total") == 3);
+  // Rerank pairs: a query + document pair over the limit is cut, and counted.
+  auto rr = c.Post("/v1/rerank", json{{"query", "q"}, {"documents", {long_text, "short"}}}.dump(), "application/json");
+  REQUIRE(rr);
+  REQUIRE(rr->status == 200);
+  // The long pair counts 16 tokens, the short pair what it counts alone (not cut).
+  const int64_t n_pair = post(c, "/v1/rerank", {{"query", "q"}, {"documents", {"short"}}}).at("usage").at("total_tokens");
+  CHECK(n_pair < 16);
+  CHECK(json::parse(rr->body).at("usage").at("total_tokens") == 16 + n_pair);
+  CHECK(rr->get_header_value("x-compute-tokens") == std::to_string(16 + n_pair));
+  CHECK(metric(c, "embed_truncated_inputs_total") == 4);
+  CHECK(metric(c, "embed_inputs_total") == 10);
+}
+
 TEST_CASE("every error code, with the field and index named", "[server]") {
   ServerProcess s(kBert, {"--max-client-batch-size", "4", "--payload-limit", "20000", "--max-input-tokens", "32"});
   REQUIRE(s.running());

@@ -116,7 +116,7 @@ void Api::compute(const std::shared_ptr<Call>& c, const Request& req, Task task,
   }
   int64_t tokens = 0;
   for (const SequenceInput& s : t.seqs) tokens += static_cast<int64_t>(s.ids.size());
-  const int64_t n_inputs = static_cast<int64_t>(t.seqs.size());
+  const int64_t n_inputs = static_cast<int64_t>(t.seqs.size()), n_truncated = static_cast<int64_t>(t.truncated);
   const double tokenize_s = std::chrono::duration<double>(Clock::now() - start).count();
   auto done = [this, c, format = std::move(format), start, tokenize_s](JobOutcome o) {
     auto answer = [this, c, format, start, tokenize_s, o = std::move(o)]() mutable {
@@ -138,7 +138,7 @@ void Api::compute(const std::shared_ptr<Call>& c, const Request& req, Task task,
     if (refused->kind == ErrorKind::Unsupported) throw ApiError{503, "Unhealthy", refused->message, "", -1};
     throw ApiError{413, "Validation", refused->message, field_name, refused->index};
   }
-  metrics_.inputs(n_inputs, tokens);
+  metrics_.inputs(n_inputs, tokens, n_truncated);
 }
 
 void Api::embeddings_openai(const std::shared_ptr<Call>& c) {

@@ -51,10 +51,11 @@ void Metrics::request(const std::string& route, int status) {
   requests_[{route, status}]++;
 }
 
-void Metrics::inputs(int64_t n_inputs, int64_t n_tokens) {
+void Metrics::inputs(int64_t n_inputs, int64_t n_tokens, int64_t n_truncated) {
   std::lock_guard<std::mutex> lock(mutex_);
   inputs_ += static_cast<uint64_t>(n_inputs);
   tokens_ += static_cast<uint64_t>(n_tokens);
+  truncated_ += static_cast<uint64_t>(n_truncated);
 }
 
 void Metrics::pass(size_t sequences, int64_t tokens, double seconds) {
@@ -78,8 +79,10 @@ std::string Metrics::render(size_t queue_depth, size_t inside, size_t connection
     o += "embed_requests_total{route=\"" + key.first + "\",status=\"" + std::to_string(key.second) + "\"} " + std::to_string(n) + "\n";
   o += "# HELP embed_inputs_total Inputs (texts, token lists, query-document pairs) accepted for computing.\n"
        "# TYPE embed_inputs_total counter\nembed_inputs_total " + std::to_string(inputs_) + "\n";
-  o += "# HELP embed_tokens_total Tokens of the accepted inputs.\n# TYPE embed_tokens_total counter\nembed_tokens_total " +
-       std::to_string(tokens_) + "\n";
+  o += "# HELP embed_tokens_total Tokens of the accepted inputs (after truncation: the tokens computed).\n"
+       "# TYPE embed_tokens_total counter\nembed_tokens_total " + std::to_string(tokens_) + "\n";
+  o += "# HELP embed_truncated_inputs_total Accepted inputs cut to --max-input-tokens (truncate, or --auto-truncate).\n"
+       "# TYPE embed_truncated_inputs_total counter\nembed_truncated_inputs_total " + std::to_string(truncated_) + "\n";
   o += "# HELP embed_queue_depth Sequences waiting for a forward pass.\n# TYPE embed_queue_depth gauge\nembed_queue_depth " +
        std::to_string(queue_depth) + "\n";
   o += "# HELP embed_requests_inside Requests queued or computing.\n# TYPE embed_requests_inside gauge\nembed_requests_inside " +

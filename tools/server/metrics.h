@@ -1,6 +1,6 @@
 // The server's Prometheus metrics (text exposition format 0.0.4): requests by route and status,
-// inputs and tokens, queue depth, and histograms of forward-pass size and tokens, queue time
-// and compute time. Thread-safe; rendered on GET /metrics.
+// inputs, tokens and truncated inputs, queue depth, and histograms of forward-pass size and
+// tokens, queue time and compute time. Thread-safe; rendered on GET /metrics.
 #pragma once
 
 #include <cstdint>
@@ -30,7 +30,9 @@ class Metrics {
  public:
   Metrics();
   void request(const std::string& route, int status);
-  void inputs(int64_t n_inputs, int64_t n_tokens);
+  // One request's accepted inputs: how many, their tokens (after truncation: the tokens computed),
+  // and how many of them were cut to --max-input-tokens.
+  void inputs(int64_t n_inputs, int64_t n_tokens, int64_t n_truncated);
   void pass(size_t sequences, int64_t tokens, double seconds);
   void job(double queue_seconds, double compute_seconds);
   // `queue_depth`: sequences waiting; `inside`: requests queued or running.
@@ -39,7 +41,7 @@ class Metrics {
  private:
   mutable std::mutex mutex_;
   std::map<std::pair<std::string, int>, uint64_t> requests_;
-  uint64_t inputs_ = 0, tokens_ = 0;
+  uint64_t inputs_ = 0, tokens_ = 0, truncated_ = 0;
   Histogram batch_size_, batch_tokens_, queue_seconds_, compute_seconds_, pass_seconds_;
 };
 
