@@ -12,6 +12,8 @@
 #include <map>
 #include <random>
 
+#include "gguf/file.h"
+#include "gguf/writer.h"
 #include "tests/server/server_client.h"
 
 using namespace embed::test;
@@ -86,6 +88,61 @@ TEST_CASE("every embedding route answers the CLI's vectors bit for bit", "[serve
   const auto e5 = cli_rows(kBert, "--prompt-name e5-query", {kTexts[1]});
   CHECK(floats(post(c, "/embed", {{"inputs", kTexts[1]}, {"prompt_name", "e5-query"}})[0]) == e5[0]);
   CHECK(s.terminate() == 0);
+}
+
+// A model whose pooling is none (here the Qwen fixture with qwen3.pooling_type set to 0, as a GGUF
+// that asks for token vectors has it): OpenAI's routes and TEI's /embed promise one vector per
+// input, so they refuse it (llama-server refuses pooling none on its OpenAI route too); TEI's
+// /embed_all and llama.cpp's /embedding answer one vector per token.
+TEST_CASE("pooling none: the routes that promise one vector per input refuse it, the per-token routes answer", "[server]") {
+  const std::string none = tmp_path("qwen3-pooling-none.gguf");
+  {
+    embed::gguf::Writer edits;
+    edits.set<uint32_t>("qwen3.pooling_type", 0);
+    embed::gguf::write_with_metadata(embed::gguf::File::open(kQwen), edits, none);
+  }
+  ServerProcess s(none);
+  REQUIRE(s.running());
+  auto c = s.client();
+  CHECK(json::parse(c.Get("/info")->body).at("model_type").at("embedding").at("pooling") == "none");
+  const std::vector<std::string> texts = {kTexts[0], kTexts[4]};
+  for (const char* path : {"/v1/embeddings", "/embeddings"}) {
+    const json e = expect_error(c, path, json{{"input", texts}}.dump(), 400, "Validation");
+    CHECK(e.at("error") == "this model's pooling is none (one vector per token), and " + std::string(path) +
+                               " answers one vector per input: use /embed_all (TEI) or /embedding (llama.cpp) for per-token vectors, "
+                               "or send kv_embedding: true on a decoder (hybrid pooling)");
+    expect_error(c, path, R"({"input": [[1, 2, 3]], "encoding_format": "base64"})", 400, "Validation");
+  }
+  const json tei = expect_error(c, "/embed", json{{"inputs", texts}}.dump(), 400, "Validation");
+  CHECK_THAT(tei.at("error").get<std::string>(), Catch::Contains("/embed answers one vector per input"));
+  expect_error(c, "/embed", R"({"inputs": "a", "normalize": false, "dimensions": 8})", 400, "Validation");
+  // Per token: /embed_all the hidden states, /embedding each token's row L2-normalized, as the
+  // CLI's --pooling none on the original file; n_tokens rows per input.
+  const auto hidden = cli_rows(kQwen, "--pooling none --normalize -1", texts);
+  const auto normalized = cli_rows(kQwen, "--pooling none", texts);
+  const size_t n0 = post(c, "/tokenize", {{"inputs", {texts[0]}}})[0].size(), n1 = post(c, "/tokenize", {{"inputs", {texts[1]}}})[0].size();
+  REQUIRE(hidden.size() == n0 + n1);
+  const json all = post(c, "/embed_all", {{"inputs", texts}});
+  const json llama = post(c, "/embedding", {{"content", texts}});
+  REQUIRE(all.size() == 2);
+  REQUIRE(llama.size() == 2);
+  CHECK(all[0].size() == n0);
+  CHECK(all[1].size() == n1);
+  CHECK(llama[0].at("embedding").size() == n0);
+  CHECK(llama[1].at("index") == 1);
+  CHECK(llama[1].at("embedding").size() == n1);
+  for (size_t t = 0; t < n0 + n1; t++) {
+    const size_t i = t < n0 ? 0 : 1, k = t < n0 ? t : t - n0;
+    CHECK(floats(all[i][k]) == hidden[t]);
+    CHECK(floats(llama[i]["embedding"][k]) == normalized[t]);
+  }
+  // KV-Embedding pools (hybrid by default), so a request that asks for it gets one vector per input.
+  const json kv = post(c, "/v1/embeddings", {{"input", texts}, {"kv_embedding", true}});
+  REQUIRE(kv.at("data").size() == 2);
+  const auto want_kv = cli_rows(kQwen, "--kv-embedding", texts);
+  for (size_t i = 0; i < 2; i++) CHECK(floats(kv["data"][i].at("embedding")) == want_kv[i]);
+  CHECK(floats(post(c, "/embed", {{"inputs", texts[1]}, {"kv_embedding", true}})[0]) == want_kv[1]);
+  std::remove(none.c_str());
 }
 
 TEST_CASE("rerank routes answer the CLI's scores, best first, in TEI's and Jina's shapes", "[server]") {

@@ -50,9 +50,9 @@ class Api : public Handler {
 
  private:
   friend struct RouteTable;
-  // Resolves, tokenizes and queues one request; `format` turns its rows into the answer.
-  void compute(const std::shared_ptr<Call>& c, const Request& r, Task task, const char* field_name, const std::string& query,
-               Inputs inputs, std::function<HttpResponse(const Embeddings&)> format);
+  // Tokenizes and queues one resolved request; `format` turns its rows into the answer.
+  void compute(const std::shared_ptr<Call>& c, const ResolvedRequest& r, const char* field_name, const std::string& query, Inputs inputs,
+               std::function<HttpResponse(const Embeddings&)> format);
   void dispatch(const std::shared_ptr<Call>& call);
   void embeddings_openai(const std::shared_ptr<Call>& c);
   void embed_tei(const std::shared_ptr<Call>& c, bool all_tokens);

@@ -89,22 +89,37 @@ void refuse_reranker(const ModelDescription& d) {
     throw ApiError{400, "Validation", "this model is a reranker (rank pooling): use /rerank or /v1/rerank", ""};
 }
 
+// A Request checked against the model; the engine's message answers 422, naming the field.
+ResolvedRequest resolve(const ModelDescription& d, const json& body, const Request& r, Task task) {
+  try {
+    return resolve_request(d, r, task);
+  } catch (const Error& e) {
+    throw ApiError{422, "Validation", e.what(), field_of(body, e.what()), -1};
+  }
+}
+
+// OpenAI's /v1/embeddings and TEI's /embed answer one vector per input; pooling none gives one per
+// token, which would break that mapping (llama-server refuses pooling none on its OpenAI route the
+// same way). TEI's /embed_all and llama.cpp's /embedding answer per-token vectors.
+void refuse_per_token(const ResolvedRequest& r, const std::string& route) {
+  if (r.pooling == Pooling::None)
+    throw ApiError{400, "Validation",
+                   "this model's pooling is none (one vector per token), and " + route +
+                       " answers one vector per input: use /embed_all (TEI) or /embedding (llama.cpp) for per-token vectors, "
+                       "or send kv_embedding: true on a decoder (hybrid pooling)",
+                   ""};
+}
+
 float sigmoid(float x) { return static_cast<float>(1.0 / (1.0 + std::exp(-static_cast<double>(x)))); }
 
 }  // namespace
 
-void Api::compute(const std::shared_ptr<Call>& c, const Request& req, Task task, const char* field_name, const std::string& query,
-                  Inputs in, std::function<HttpResponse(const Embeddings&)> format) {
+void Api::compute(const std::shared_ptr<Call>& c, const ResolvedRequest& rr, const char* field_name, const std::string& query, Inputs in,
+                  std::function<HttpResponse(const Embeddings&)> format) {
   const Clock::time_point start = Clock::now();
-  ResolvedRequest rr;
-  try {
-    rr = resolve_request(model_->describe(), req, task);
-  } catch (const Error& e) {
-    throw ApiError{422, "Validation", e.what(), field_of(c->body, e.what()), -1};
-  }
   Tokenized t;
   try {
-    if (task == Task::Rerank) t = tokenize_pairs(*model_, rr, query, in.texts);
+    if (rr.task == Task::Rerank) t = tokenize_pairs(*model_, rr, query, in.texts);
     else if (in.are_ids) t = sequences_from_ids(*model_, rr, std::move(in.ids));
     else t = tokenize_texts(*model_, rr, in.texts);
   } catch (const InputError& e) {
@@ -152,9 +167,11 @@ void Api::embeddings_openai(const std::shared_ptr<Call>& c) {
   Request r = base_request(Task::Embed);
   read_dimensions(b, r);
   read_embed_options(b, r, config_.ranges);
+  const ResolvedRequest rr = resolve(model_->describe(), b, r, Task::Embed);
+  refuse_per_token(rr, c->route);
   Inputs in = parse_inputs(b, "input", config_.max_client_batch_size);
   const bool base64 = encoding == "base64";
-  compute(c, r, Task::Embed, "input", "", std::move(in), [this, base64](const Embeddings& e) {
+  compute(c, rr, "input", "", std::move(in), [this, base64](const Embeddings& e) {
     std::string s = "{\"object\":\"list\",\"data\":[";
     for (int64_t i = 0; i < e.rows; i++) {
       s += std::string(i ? "," : "") + "{\"object\":\"embedding\",\"index\":" + std::to_string(i) + ",\"embedding\":";
@@ -190,8 +207,10 @@ void Api::embed_tei(const std::shared_ptr<Call>& c, bool all_tokens) {
     read_dimensions(b, r);
   }
   read_embed_options(b, r, config_.ranges);
+  const ResolvedRequest rr = resolve(model_->describe(), b, r, Task::Embed);
+  if (!all_tokens) refuse_per_token(rr, "/embed");
   Inputs in = parse_inputs(b, "inputs", config_.max_client_batch_size);
-  compute(c, r, Task::Embed, "inputs", "", std::move(in), [all_tokens](const Embeddings& e) {
+  compute(c, rr, "inputs", "", std::move(in), [all_tokens](const Embeddings& e) {
     std::string s = "[";
     const int64_t n = all_tokens ? static_cast<int64_t>(e.row_offsets.size()) - 1 : e.rows;
     for (int64_t i = 0; i < n; i++) {
@@ -222,8 +241,9 @@ void Api::embedding_llama(const std::shared_ptr<Call>& c) {
     r.normalize = static_cast<int>(std::min<int64_t>(*p, 1 << 30));
   }
   read_embed_options(b, r, config_.ranges);
+  const ResolvedRequest rr = resolve(model_->describe(), b, r, Task::Embed);
   Inputs in = parse_inputs(b, "content", config_.max_client_batch_size);
-  compute(c, r, Task::Embed, "content", "", std::move(in), [](const Embeddings& e) {
+  compute(c, rr, "content", "", std::move(in), [](const Embeddings& e) {
     // llama-server's shape: one object per input, its vectors as a list (one, or one per token).
     const bool per_token = !e.row_offsets.empty();
     const int64_t n = per_token ? static_cast<int64_t>(e.row_offsets.size()) - 1 : e.rows;
@@ -272,7 +292,7 @@ void Api::rerank(const std::shared_ptr<Call>& c, bool jina) {
   if (jina) string_field(b, "model");
   const bool probability = d.rank_probability;
   std::vector<std::string> texts = with_text ? in.texts : std::vector<std::string>{};
-  compute(c, r, Task::Rerank, docs_field, *query, std::move(in),
+  compute(c, resolve(d, b, r, Task::Rerank), docs_field, *query, std::move(in),
           [this, jina, raw, probability, top_n, texts = std::move(texts)](const Embeddings& e) {
             // The head's first output: a logit (sigmoid unless raw_scores), or P(yes) already.
             std::vector<float> score(static_cast<size_t>(e.rows));

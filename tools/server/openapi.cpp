@@ -49,7 +49,7 @@ json with_extensions(json properties) {
 json error_responses() {
   json r;
   const std::pair<const char*, const char*> codes[] = {
-      {"400", "invalid JSON or UTF-8, empty input, wrong model kind"},
+      {"400", "invalid JSON or UTF-8, empty input, wrong model kind (or pooling none where one vector per input is answered)"},
       {"401", "missing or wrong API key"},
       {"413", "too many inputs, body too large, or an input too long without truncate"},
       {"422", "a field of the wrong type or value, or a tokenizer error"},
