@@ -160,6 +160,86 @@ TEST_CASE("serve --precision, --template and --kv-* are defaults every route use
   CHECK(s.terminate() == 0);
 }
 
+TEST_CASE("GET /info reports the server's defaults, each as the flag it was started with, and requests get them", "[server]") {
+  const std::string ranges = calibrate_qwen();
+  ServerProcess s(kQwen, {"--precision", "ubinary", "--ranges", ranges, "--template", kTemplate, "--kv-embedding", "--kv-layers", "0-1",
+                          "--kv-bias", "2", "--max-input-tokens", "24", "--auto-truncate", "--split-special", "--max-batch-tokens", "4096",
+                          "--max-client-batch-size", "8", "--max-concurrent-requests", "20", "--http-threads", "3", "--payload-limit",
+                          "100000", "--model-name", "served"});
+  REQUIRE(s.running());
+  auto c = s.client();
+  const json i = json::parse(c.Get("/info")->body);
+  CHECK(i.at("model_id") == "served");
+  CHECK(i.at("model_dtype") == "float32");
+  CHECK(i.at("model_type") == json{{"embedding", {{"pooling", "hybrid"}}}});  // --kv-embedding pools hybrid
+  CHECK(i.at("embedding_dim") == 64);
+  CHECK(i.at("max_input_length") == 24);
+  CHECK(i.at("max_batch_tokens") == 4096);
+  CHECK(i.at("max_batch_requests").is_null());
+  CHECK(i.at("max_client_batch_size") == 8);
+  CHECK(i.at("max_concurrent_requests") == 20);
+  CHECK(i.at("payload_limit") == 100000);
+  CHECK(i.at("auto_truncate") == true);
+  CHECK(i.at("tokenization_workers") == 3);
+  const json want = {{"pooling", "hybrid"},         {"truncate", true},        {"truncation_direction", "Right"},
+                     {"split_special", true},       {"precision", "ubinary"},  {"ranges_dimensions", 64},
+                     {"prompt_template", kTemplate}, {"kv_embedding", true},    {"kv_layers", {0, 1}},
+                     {"kv_bias", 2.0}};
+  CHECK(i.at("defaults") == want);
+  // A request that sends the reported defaults as its own fields gets what one that sends none gets,
+  // and that is the CLI's output with the same flags (a long text cut to 24 tokens: --auto-truncate).
+  std::string long_text;
+  for (int k = 0; k < 60; k++) long_text += "word" + std::to_string(k % 7) + " ";
+  const std::vector<std::string> texts = {kTexts[0], long_text};
+  const json plain = post(c, "/embed", {{"inputs", texts}});
+  json fields = {{"inputs", texts}, {"truncate", true}, {"truncation_direction", "Right"}};
+  for (const char* name : {"precision", "prompt_template", "kv_embedding", "kv_layers", "kv_bias"}) fields[name] = want.at(name);
+  CHECK(post(c, "/embed", fields) == plain);
+  const std::vector<json> cli = cli_json(kQwen, kKvFlags + " " + kTemplateFlag + " --precision ubinary --split-special --max-tokens 24 --truncate", texts);
+  REQUIRE(plain.size() == 2);
+  CHECK(plain[0] == cli[0]);
+  CHECK(plain[1] == cli[1]);
+  CHECK(s.terminate() == 0);
+
+  // No flags: the model's own defaults, and nulls where nothing is set.
+  ServerProcess bare(kQwen);
+  REQUIRE(bare.running());
+  auto cb = bare.client();
+  const json b = json::parse(cb.Get("/info")->body);
+  CHECK(b.at("model_id") == "model");
+  CHECK(b.at("model_type") == json{{"embedding", {{"pooling", "last"}}}});
+  CHECK(b.at("max_batch_tokens") == 16384);
+  CHECK(b.at("max_client_batch_size") == 32);
+  CHECK(b.at("max_concurrent_requests") == 512);
+  CHECK(b.at("payload_limit") == 2000000);
+  CHECK(b.at("auto_truncate") == false);
+  CHECK(b.at("tokenization_workers") == 2);
+  CHECK(b.at("defaults") == json{{"pooling", "last"},
+                                 {"truncate", false},
+                                 {"truncation_direction", "Right"},
+                                 {"split_special", false},
+                                 {"precision", "float32"},
+                                 {"ranges_dimensions", nullptr},
+                                 {"prompt_template", nullptr},
+                                 {"kv_embedding", false},
+                                 {"kv_layers", nullptr},
+                                 {"kv_bias", nullptr}});
+  // --kv-embedding alone: the band the model resolves to (the middle third of 3 layers: 1-1) and bias 1.
+  ServerProcess kv(kQwen, {"--kv-embedding"});
+  REQUIRE(kv.running());
+  const json k = json::parse(kv.client().Get("/info")->body).at("defaults");
+  CHECK(k.at("pooling") == "hybrid");
+  CHECK(k.at("kv_layers") == json{1, 1});
+  CHECK(k.at("kv_bias") == 1.0);
+  // A reranker: rank pooling, and none of the embedding routes' defaults.
+  ServerProcess rerank(kRerank, {"--max-input-tokens", "40", "--auto-truncate"});
+  REQUIRE(rerank.running());
+  const json r = json::parse(rerank.client().Get("/info")->body);
+  CHECK(r.at("model_type").contains("reranker"));
+  CHECK(r.at("max_input_length") == 40);
+  CHECK(r.at("defaults") == json{{"pooling", "rank"}, {"truncate", true}, {"truncation_direction", "Right"}, {"split_special", false}});
+}
+
 TEST_CASE("mixed precision, template and kv_embedding in concurrent requests: each gets its own rows", "[server]") {
   const std::string ranges = calibrate_qwen();
   ServerProcess s(kQwen, {"--ranges", ranges});

@@ -47,10 +47,11 @@ Api::Api(std::shared_ptr<const Model> model, Scheduler& scheduler, Metrics& metr
     if (any)
       fail(ErrorKind::InvalidArgument,
            "--precision, --template and --kv-* are defaults of the embedding routes, and this model is a reranker (rank pooling)");
+    defaults_ = resolve_request(d, base_request(Task::Rerank), Task::Rerank);
     return;
   }
   try {
-    resolve_request(d, base_request(Task::Embed), Task::Embed);
+    defaults_ = resolve_request(d, base_request(Task::Embed), Task::Embed);
   } catch (const Error& err) {
     fail(err.kind(), std::string("the embedding defaults (--precision, --ranges, --template, --kv-*): ") + err.what());
   }
@@ -142,25 +143,49 @@ void Api::dispatch(const std::shared_ptr<Call>& c) {
 
 std::string Api::info() const {
   const ModelDescription& d = model_->describe();
+  const bool reranker = d.default_pooling == Pooling::Rank;
+  const ResolvedRequest& e = defaults_;
   json type;
-  if (d.default_pooling == Pooling::Rank) type["reranker"] = {{"id2label", d.cls_labels}};
-  else type["embedding"] = {{"pooling", pooling_name(d.default_pooling)}};
+  // TEI reports the pooling it serves with (its --pooling, else the model's): here the model's,
+  // or hybrid under --kv-embedding.
+  if (reranker) type["reranker"] = {{"id2label", d.cls_labels}};
+  else type["embedding"] = {{"pooling", pooling_name(e.pooling)}};
   json prompts = json::object();
   for (const auto& [name, text] : d.prompts.texts) prompts[name] = text;
+  // What a request that does not say gets: the server's flags over the model's defaults, each
+  // named as the request field that overrides it (pooling and split_special have none); null: not set.
+  json defaults = {{"pooling", pooling_name(e.pooling)},
+                   {"truncate", e.truncate},
+                   {"truncation_direction", e.truncation_direction == TruncationDirection::Left ? "Left" : "Right"},
+                   {"split_special", e.split_special}};
+  if (!reranker) {
+    const Request& f = config_.embed_defaults;
+    defaults["precision"] = precision_name(e.finish.precision);
+    defaults["ranges_dimensions"] = config_.ranges ? json(config_.ranges->dims()) : json(nullptr);
+    defaults["prompt_template"] = f.prompt_template ? json(*f.prompt_template) : json(nullptr);
+    defaults["kv_embedding"] = e.kv.on();
+    defaults["kv_layers"] = e.kv.on() ? json::array({e.kv.layer_begin, e.kv.layer_end}) : json(nullptr);
+    defaults["kv_bias"] = e.kv.on() ? json(e.kv.bias) : json(nullptr);
+  }
   const SchedulerOptions& s = scheduler_.options();
+  const char* dtype = d.compute_type == ComputeType::BF16 ? "bfloat16" : d.compute_type == ComputeType::Int8 ? "int8" : "float32";
   return json{{"model_id", config_.model_name},
               {"model_path", d.path},
+              {"model_dtype", dtype},
               {"model_type", type},
               {"architecture", d.arch},
               {"embedding_dim", d.embedding_dim},
               {"max_input_length", config_.max_input_tokens},
               {"max_concurrent_requests", s.max_requests},
               {"max_batch_tokens", s.max_batch_tokens},
+              {"max_batch_requests", nullptr},
               {"max_client_batch_size", config_.max_client_batch_size},
               {"payload_limit", config_.payload_limit},
               {"auto_truncate", config_.auto_truncate},
+              {"tokenization_workers", config_.tokenization_workers},
               {"prompts", prompts},
               {"default_prompt_name", d.prompts.default_name.empty() ? json(nullptr) : json(d.prompts.default_name)},
+              {"defaults", defaults},
               {"version", "embed 0.1.0"}}
       .dump(-1, ' ', false, json::error_handler_t::replace);
 }

@@ -27,6 +27,7 @@ struct ApiConfig {
   std::string api_key;                  // empty: no authentication
   std::string cors_origin;              // empty: no CORS headers; "*" or one origin
   size_t payload_limit = 2000000;       // reported by /info (the transport enforces it)
+  int tokenization_workers = 2;         // reported by /info: the transport threads, which tokenize
   // Defaults of the embedding routes (--precision, --template, --kv-embedding, --kv-layers,
   // --kv-bias): precision, prompt_template and kv_* of this Request; a request's own fields win.
   Request embed_defaults;
@@ -60,6 +61,7 @@ class Api : public Handler {
   void rerank(const std::shared_ptr<Call>& c, bool jina);
   void tokenize(const std::shared_ptr<Call>& c);
   void decode(const std::shared_ptr<Call>& c, bool llama);
+  // GET /info: TEI's fields, and what a request that does not say gets (defaults_).
   std::string info() const;
   // Base request with the server's defaults: length limit, auto-truncate, split-special and, for
   // Task::Embed, config_.embed_defaults (with config_.ranges when their precision needs them).
@@ -69,6 +71,7 @@ class Api : public Handler {
   Scheduler& scheduler_;
   Metrics& metrics_;
   ApiConfig config_;
+  ResolvedRequest defaults_;  // base_request resolved: Task::Embed, or Task::Rerank for a reranker
   std::atomic<bool> draining_{false};
   std::atomic<size_t> in_flight_{0};
   std::function<size_t()> connections_;

@@ -118,7 +118,10 @@ std::string openapi_document(const std::string& model_name) {
                             {}, "[[{id, text, special, start, stop}]] (llama.cpp: {tokens})");
   paths["/decode"] = post("TEI decode", {{"ids", inputs_schema()}, {"skip_special_tokens", boolean}}, {"ids"}, "[string]");
   paths["/detokenize"] = post("llama.cpp detokenize", {{"tokens", {{"type", "array"}, {"items", integer}}}}, {"tokens"}, "{content}");
-  paths["/info"] = get("model and limits", "{model_id, model_type, max_input_length, max_batch_tokens, ...}");
+  paths["/info"] = get("model, limits and the server's defaults",
+                       "{model_id, model_dtype, model_type, max_input_length, max_batch_tokens, ..., defaults: {pooling, truncate, "
+                       "truncation_direction, split_special, precision, ranges_dimensions, prompt_template, kv_embedding, kv_layers, "
+                       "kv_bias}}");
   paths["/health"] = get("200 while serving, 503 while shutting down", "empty");
   paths["/v1/models"] = get("OpenAI model list", "{object: list, data: [{id, object: model}]}");
   paths["/metrics"] = get("Prometheus metrics", "text/plain exposition format");

@@ -81,6 +81,7 @@ int run_serve(const ServeCommand& o) {
   ac.api_key = o.api_key;
   ac.cors_origin = o.cors;
   ac.payload_limit = o.payload_limit;
+  ac.tokenization_workers = o.http_threads;
   ac.embed_defaults = defaults;
   ac.ranges = ranges;
   server::Api api(model, scheduler, metrics, ac);
