@@ -4,10 +4,15 @@ KV-Embedding at a few layer bands and biases. Runs the `embed` command once per 
 (the texts are every distinct sentence of the subset) and prints a markdown table. numpy only.
 
   python tools/bench/kv_quality.py MODEL.gguf [--start S] [--pairs N] [--threads T] [--config NAME:FLAGS ...]
+                                            [--halves] [--cache DIR]
 
---start S --pairs N takes pairs S..S+N-1 of the dev set (all 1500 when N is 0)."""
+--start S --pairs N takes pairs S..S+N-1 of the dev set (all 1500 when N is 0). --halves adds a
+Spearman for the even-numbered and for the odd-numbered pairs: choose a setting on one half and
+report it on the other, so that the reported number was not the one tuned. --cache DIR keeps each
+configuration's vectors (keyed by its flags), so a table can be rescored without rerunning."""
 import argparse
 import csv
+import hashlib
 import os
 import shlex
 import subprocess
@@ -61,6 +66,8 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--n-layers", type=int, default=18, help="the model's layer count (gemma-3-270m: 18)")
     ap.add_argument("--config", action="append", default=[], help="NAME:FLAGS, instead of the default set")
+    ap.add_argument("--halves", action="store_true", help="also score the even- and the odd-numbered pairs apart")
+    ap.add_argument("--cache", help="folder keeping each configuration's vectors")
     a = ap.parse_args()
     rows = list(csv.reader(open(a.stsb, encoding="utf-8")))
     rows = rows[a.start: a.start + a.pairs] if a.pairs else rows[a.start:]
@@ -69,17 +76,29 @@ def main():
     gold = [float(r[2]) for r in rows]
     configs = [(c.split(":", 1)[0], shlex.split(c.split(":", 1)[1])) for c in a.config] or default_configs(a.n_layers)
     print(f"{os.path.basename(a.model)}: STS-B en dev, pairs {a.start}..{a.start + len(rows) - 1}, {len(sentences)} sentences")
-    print("| method | Spearman |\n|---|---|", flush=True)
+    if a.halves:
+        print("| method | all pairs | even pairs | odd pairs |\n|---|---|---|---|", flush=True)
+    else:
+        print("| method | Spearman |\n|---|---|", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         texts = os.path.join(tmp, "s.txt")
         open(texts, "w", encoding="utf-8").write("\n".join(sentences) + "\n")
         for name, flags in configs:
-            out = os.path.join(tmp, "e.npy")
-            subprocess.run([a.embed, a.model, texts, "-f", "npy", "-o", out, "-t", str(a.threads), *flags], check=True,
-                           stderr=subprocess.DEVNULL)
+            key = hashlib.sha256("\0".join([os.path.abspath(a.model), a.stsb, str(a.start), str(len(rows)), *flags])
+                                 .encode()).hexdigest()[:16]
+            out = os.path.join(a.cache, key + ".npy") if a.cache else os.path.join(tmp, "e.npy")
+            if not (a.cache and os.path.exists(out)):
+                subprocess.run([a.embed, a.model, texts, "-f", "npy", "-o", out + ".part.npy", "-t", str(a.threads), *flags],
+                               check=True, stderr=subprocess.DEVNULL)
+                os.replace(out + ".part.npy", out)
             e = np.load(out)
-            cos = [float(e[index[r[0]]] @ e[index[r[1]]]) for r in rows]  # rows are L2-normalized
-            print(f"| {name} | {spearman(cos, gold):.4f} |", flush=True)
+            cos = np.array([float(e[index[r[0]]] @ e[index[r[1]]]) for r in rows])  # rows are L2-normalized
+            g = np.array(gold)
+            if a.halves:
+                print(f"| {name} | {spearman(cos, g):.4f} | {spearman(cos[0::2], g[0::2]):.4f} | "
+                      f"{spearman(cos[1::2], g[1::2]):.4f} |", flush=True)
+            else:
+                print(f"| {name} | {spearman(cos, g):.4f} |", flush=True)
 
 
 if __name__ == "__main__":
