@@ -1,10 +1,12 @@
 // embed's extensions of the embedding routes, end to end: output precision (quantized codes as
 // integers and base64 bytes), prompt templates and KV-Embedding, per request and as `embed serve`
-// defaults, each answer equal to the `embed` CLI's output with the same flags; mixed options in
-// concurrent requests; bad fields and bad startup flags refused with the field or flag named.
+// defaults, and the server's --pooling, each answer equal to the `embed` CLI's output with the same
+// flags; mixed options in concurrent requests; bad fields and bad startup flags refused with the
+// field or flag named.
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <map>
 #include <random>
 #include <thread>
 
@@ -374,4 +376,120 @@ TEST_CASE("bad extension fields are 422 naming the field, bad startup flags refu
   const json n = post(cn, "/v1/embeddings", {{"input", kTexts[0]}, {"precision", "int8"}, {"dimensions", 12}});
   CHECK(n["data"][0].at("embedding") == cli_json(kQwen, "--dims 12 --precision int8 --ranges " + ranges12, {kTexts[0]})[0]);
   expect_error(cn, "/v1/embeddings", R"({"input": "a", "precision": "int8"})", 422, "Validation");
+}
+
+// --pooling: the embedding routes' pooling, as TEI's and llama-server's --pooling (a server
+// default with no request field), by the `embed` command's names; every row equals the CLI's with
+// the same --pooling.
+TEST_CASE("serve --pooling sets the embedding routes' pooling: rows equal the CLI's --pooling, none answers per token", "[server]") {
+  // A decoder served with mean pooling (its own is last).
+  const std::vector<json> mean = cli_json(kQwen, "--pooling mean", kTexts);
+  const std::vector<json> last = cli_json(kQwen, "", kTexts);
+  REQUIRE(mean.size() == kTexts.size());
+  CHECK(mean[0] != last[0]);  // so a server that ignored --pooling would show
+  {
+    ServerProcess s(kQwen, {"--pooling", "mean"});
+    REQUIRE(s.running());
+    auto c = s.client();
+    const json i = json::parse(c.Get("/info")->body);
+    CHECK(i.at("model_type") == json{{"embedding", {{"pooling", "mean"}}}});
+    CHECK(i.at("defaults").at("pooling") == "mean");
+    const json openai = post(c, "/v1/embeddings", {{"input", kTexts}});
+    const auto want = cli_rows(kQwen, "--pooling mean", kTexts);
+    REQUIRE(openai.at("data").size() == want.size());
+    for (size_t k = 0; k < want.size(); k++) CHECK(floats(openai["data"][k].at("embedding")) == want[k]);
+    expect_routes(c, json::object(), mean);
+    expect_routes(c, {{"dimensions", 12}}, cli_json(kQwen, "--pooling mean --dims 12", kTexts));
+    // KV-Embedding keeps a pooling it defines (mean), as the CLI's --pooling mean --kv-embedding.
+    expect_routes(c, {{"kv_embedding", true}}, cli_json(kQwen, "--pooling mean --kv-embedding", kTexts));
+    // /embed_all stays per token: the hidden states, whatever --pooling says.
+    const json all = post(c, "/embed_all", {{"inputs", {kTexts[4]}}});
+    std::vector<std::vector<float>> got;
+    for (const json& t : all[0]) got.push_back(floats(t));
+    CHECK(got == cli_rows(kQwen, "--pooling none --normalize -1", {kTexts[4]}));
+    CHECK(s.terminate() == 0);
+  }
+  // Per-token vectors: /embed_all and /embedding answer them (the hidden states, un-normalized,
+  // as llama-server), the routes that promise one vector per input answer 400 naming the flag.
+  {
+    ServerProcess s(kQwen, {"--pooling", "none"});
+    REQUIRE(s.running());
+    auto c = s.client();
+    const json i = json::parse(c.Get("/info")->body);
+    CHECK(i.at("model_type") == json{{"embedding", {{"pooling", "none"}}}});
+    CHECK(i.at("defaults").at("pooling") == "none");
+    const std::vector<std::string> texts = {kTexts[0], kTexts[4]};
+    const auto hidden = cli_rows(kQwen, "--pooling none --normalize -1", texts);
+    const json all = post(c, "/embed_all", {{"inputs", texts}});
+    const json llama = post(c, "/embedding", {{"content", texts}});
+    std::vector<std::vector<float>> from_all, from_llama;
+    for (const json& text : all)
+      for (const json& t : text) from_all.push_back(floats(t));
+    for (const json& text : llama)
+      for (const json& t : text.at("embedding")) from_llama.push_back(floats(t));
+    REQUIRE(hidden.size() > 2);
+    CHECK(from_all == hidden);
+    CHECK(from_llama == hidden);
+    for (const char* path : {"/v1/embeddings", "/embeddings"}) {
+      const json e = expect_error(c, path, json{{"input", texts}}.dump(), 400, "Validation");
+      CHECK(e.at("error") == "this server's pooling is none (--pooling none: one vector per token), and " + std::string(path) +
+                                 " answers one vector per input: use /embed_all (TEI) or /embedding (llama.cpp) for per-token vectors, "
+                                 "or send kv_embedding: true on a decoder (hybrid pooling)");
+    }
+    const json tei = expect_error(c, "/embed", json{{"inputs", texts}}.dump(), 400, "Validation");
+    CHECK_THAT(tei.at("error").get<std::string>(), Catch::Contains("(--pooling none: one vector per token), and /embed answers"));
+    // As the refusal says: kv_embedding pools (hybrid, KV-Embedding's own), as the CLI's --kv-embedding.
+    expect_routes(c, {{"kv_embedding", true}}, cli_json(kQwen, "--kv-embedding", kTexts));
+    expect_error(c, "/embed_all", R"({"inputs": "a", "kv_embedding": true})", 422, "Validation");
+    expect_error(c, "/embedding", R"({"content": "a", "precision": "binary"})", 422, "Validation", "precision");
+    CHECK(s.terminate() == 0);
+  }
+  // An encoder with a rank head served with cls pooling: the embedding routes pool cls, the rerank
+  // routes still score with the head (the CLI's rerank scores).
+  {
+    ServerProcess s(kBert, {"--pooling", "cls"});
+    REQUIRE(s.running());
+    auto c = s.client();
+    const std::vector<json> cls = cli_json(kBert, "--pooling cls", kTexts);
+    CHECK(cls[0] != cli_json(kBert, "", {kTexts[0]})[0]);
+    expect_routes(c, json::object(), cls);
+    const std::vector<std::string> docs = {"The cat sat on the mat.", "Stocks fell sharply."};
+    std::istringstream in(cli("rerank " + kBert + " --query 'Where is the cat?' -f jsonl", docs));
+    std::map<size_t, float> want;
+    for (std::string line; std::getline(in, line);) {
+      const json j = json::parse(line);
+      want[j.at("index")] = j.at("relevance_score");
+    }
+    const json r = post(c, "/rerank", {{"query", "Where is the cat?"}, {"texts", docs}, {"raw_scores", true}});
+    REQUIRE(r.size() == 2);
+    for (const json& x : r) CHECK(x.at("score").get<float>() == want.at(x.at("index")));
+    CHECK(s.terminate() == 0);
+  }
+  // Startup: a bad value, rank, a reranker and combinations the engine refuses, each named.
+  struct Refusal {
+    std::vector<std::string> args;
+    const std::string& model;
+    std::string says;
+  };
+  const std::vector<Refusal> refusals = {
+      {{"--pooling", "max"}, kQwen, "unknown --pooling 'max' (none, mean, cls, last, hybrid, rank)"},
+      {{"--pooling", "rank"}, kBert, "--pooling rank: rank pooling scores (query, document) pairs"},
+      {{"--pooling", "rank"}, kQwen, "--pooling rank: rank pooling scores (query, document) pairs"},
+      {{"--pooling", "mean"}, kRerank, "--pooling: the embedding routes' defaults, and this model is a reranker (rank pooling)"},
+      {{"--pooling", "none", "--kv-embedding"}, kQwen, "pooling none is not defined for kv_embedding"},
+      {{"--pooling", "cls", "--kv-embedding"}, kQwen, "pooling cls is not defined for kv_embedding"},
+      {{"--pooling", "none", "--precision", "binary"}, kQwen, "precision binary applies to pooled vectors, not to pooling none"},
+  };
+  for (const Refusal& r : refusals) {
+    ServerProcess refused(r.model, r.args);
+    INFO(r.args[0] << " " << r.args[1] << ": " << refused.log());
+    CHECK_FALSE(refused.running());
+    CHECK(refused.exit_code() == 3);
+    CHECK_THAT(refused.log(), Catch::Contains(r.says));
+  }
+  // cls on a decoder starts, with the CLI's warning.
+  ServerProcess cls(kQwen, {"--pooling", "cls"});
+  REQUIRE(cls.running());
+  CHECK_THAT(cls.log(), Catch::Contains("warning: --pooling cls on a causal model"));
+  CHECK(json::parse(cls.client().Get("/info")->body).at("defaults").at("pooling") == "cls");
 }

@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 
 #include <atomic>
+#include <cmath>
 #include <map>
 #include <random>
 
@@ -116,26 +117,40 @@ TEST_CASE("pooling none: the routes that promise one vector per input refuse it,
   const json tei = expect_error(c, "/embed", json{{"inputs", texts}}.dump(), 400, "Validation");
   CHECK_THAT(tei.at("error").get<std::string>(), Catch::Contains("/embed answers one vector per input"));
   expect_error(c, "/embed", R"({"inputs": "a", "normalize": false, "dimensions": 8})", 400, "Validation");
-  // Per token: /embed_all the hidden states, /embedding each token's row L2-normalized, as the
-  // CLI's --pooling none on the original file; n_tokens rows per input.
+  // Per token: /embed_all and /embedding both answer the final hidden states, un-normalized, as the
+  // CLI's --pooling none --normalize -1 on the original file; n_tokens rows per input. llama-server
+  // applies embd_normalize to pooled vectors only, so /embedding ignores it here (even 1 or 2).
   const auto hidden = cli_rows(kQwen, "--pooling none --normalize -1", texts);
   const auto normalized = cli_rows(kQwen, "--pooling none", texts);
   const size_t n0 = post(c, "/tokenize", {{"inputs", {texts[0]}}})[0].size(), n1 = post(c, "/tokenize", {{"inputs", {texts[1]}}})[0].size();
   REQUIRE(hidden.size() == n0 + n1);
+  REQUIRE(normalized.size() == n0 + n1);
   const json all = post(c, "/embed_all", {{"inputs", texts}});
-  const json llama = post(c, "/embedding", {{"content", texts}});
   REQUIRE(all.size() == 2);
-  REQUIRE(llama.size() == 2);
   CHECK(all[0].size() == n0);
   CHECK(all[1].size() == n1);
-  CHECK(llama[0].at("embedding").size() == n0);
-  CHECK(llama[1].at("index") == 1);
-  CHECK(llama[1].at("embedding").size() == n1);
-  for (size_t t = 0; t < n0 + n1; t++) {
-    const size_t i = t < n0 ? 0 : 1, k = t < n0 ? t : t - n0;
-    CHECK(floats(all[i][k]) == hidden[t]);
-    CHECK(floats(llama[i]["embedding"][k]) == normalized[t]);
+  for (const json& fields : {json::object(), json{{"embd_normalize", 2}}, json{{"embd_normalize", 1}}}) {
+    json body = fields;
+    body["content"] = texts;
+    const json llama = post(c, "/embedding", body);
+    INFO(fields.dump());
+    REQUIRE(llama.size() == 2);
+    CHECK(llama[0].at("index") == 0);
+    CHECK(llama[1].at("index") == 1);
+    REQUIRE(llama[0].at("embedding").size() == n0);
+    REQUIRE(llama[1].at("embedding").size() == n1);
+    for (size_t t = 0; t < n0 + n1; t++) {
+      const size_t i = t < n0 ? 0 : 1, k = t < n0 ? t : t - n0;
+      if (fields.empty()) CHECK(floats(all[i][k]) == hidden[t]);
+      CHECK(floats(llama[i]["embedding"][k]) == hidden[t]);
+    }
   }
+  // The hidden states are not unit vectors (so an L2-normalizing /embedding could not pass above):
+  // the first token's row, its L2 norm computed here, is far from 1.
+  double norm = 0;
+  for (float x : hidden[0]) norm += static_cast<double>(x) * x;
+  CHECK(std::fabs(std::sqrt(norm) - 1.0) > 0.01);
+  CHECK(hidden[0] != normalized[0]);
   // KV-Embedding pools (hybrid by default), so a request that asks for it gets one vector per input.
   const json kv = post(c, "/v1/embeddings", {{"input", texts}, {"kv_embedding", true}});
   REQUIRE(kv.at("data").size() == 2);

@@ -170,6 +170,7 @@ struct ServeCommand {
   size_t max_connections = 0;            // 0: max_concurrent_requests + 64
   double drain_timeout = 60;
   // Defaults of every embedding request (a request's own fields win; docs/server.md).
+  std::string pooling;          // --pooling: the embedding routes' pooling (empty: the model's)
   std::string precision;        // --precision: float32 (default), int8, uint8, binary, ubinary
   std::string ranges;           // --ranges FILE: calibration ranges of int8 / uint8 requests
   std::string prompt_template;  // --template '...{text}...'

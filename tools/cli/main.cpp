@@ -320,7 +320,9 @@ int serve_main(int argc, char** argv) {
   app.add_option("--max-connections", o.max_connections, "Open connections (default: max-concurrent-requests + 64)");
   app.add_option("--drain-timeout", o.drain_timeout, "Seconds to finish requests in flight after SIGTERM")->capture_default_str();
   // Defaults of every embedding request; a request's own fields (precision, prompt_template,
-  // kv_embedding, kv_layers, kv_bias) win.
+  // kv_embedding, kv_layers, kv_bias) win. --pooling has no request field.
+  app.add_option("--pooling", o.pooling, "Pooling of the embedding routes: none (per-token vectors: /embed_all and /embedding only), "
+                 "mean, cls, last, hybrid (default: the model's); the rerank routes keep rank pooling");
   app.add_option("--precision", o.precision, "Default output precision: float32 (default), int8, uint8 (need --ranges), binary, ubinary");
   app.add_option("--ranges", o.ranges, "Calibration ranges (written by `embed calibrate`) for int8 / uint8 output, loaded at startup");
   app.add_option("--template", o.prompt_template, "Default prompt template with a {text} slot, e.g. 'This sentence: \"{text}\" means in one word: \"'")

@@ -42,18 +42,31 @@ Api::Api(std::shared_ptr<const Model> model, Scheduler& scheduler, Metrics& metr
   // The embedding defaults are checked once here, so a request that does not say gets no error
   // of the server's making.
   const Request& e = config_.embed_defaults;
-  const bool any = e.precision != Precision::Float32 || e.prompt_template || e.kv_embedding || e.kv_layers || e.kv_bias;
+  std::string given;  // the flags that set them
+  auto flag = [&given](bool set, const char* name) {
+    if (set) given += (given.empty() ? "" : ", ") + std::string(name);
+  };
+  flag(e.pooling.has_value(), "--pooling");
+  flag(e.precision != Precision::Float32, "--precision");
+  flag(e.prompt_template.has_value(), "--template");
+  flag(e.kv_embedding || e.kv_layers || e.kv_bias, "--kv-*");
   if (d.default_pooling == Pooling::Rank) {
-    if (any)
+    if (!given.empty())
       fail(ErrorKind::InvalidArgument,
-           "--precision, --template and --kv-* are defaults of the embedding routes, and this model is a reranker (rank pooling)");
+           given + ": the embedding routes' defaults, and this model is a reranker (rank pooling): it answers /rerank and /v1/rerank only");
     defaults_ = resolve_request(d, base_request(Task::Rerank), Task::Rerank);
     return;
   }
+  // Rank pooling scores (query, document) pairs: the rerank routes use it on a model with a
+  // classifier head whatever --pooling says, and an embedding route has no pair to score.
+  if (e.pooling == Pooling::Rank)
+    fail(ErrorKind::InvalidArgument, "--pooling rank: rank pooling scores (query, document) pairs, which the rerank routes (/rerank, "
+                                     "/v1/rerank) do on a model with a classifier head; --pooling sets the embedding routes' pooling: "
+                                     "none, mean, cls, last or hybrid");
   try {
     defaults_ = resolve_request(d, base_request(Task::Embed), Task::Embed);
   } catch (const Error& err) {
-    fail(err.kind(), std::string("the embedding defaults (--precision, --ranges, --template, --kv-*): ") + err.what());
+    fail(err.kind(), std::string("the embedding defaults (--pooling, --precision, --ranges, --template, --kv-*): ") + err.what());
   }
 }
 
@@ -64,6 +77,7 @@ Request Api::base_request(Task task) const {
   r.split_special = config_.split_special;
   if (task != Task::Embed) return r;
   const Request& e = config_.embed_defaults;
+  r.pooling = e.pooling;
   r.precision = e.precision;
   if (r.precision == Precision::Int8 || r.precision == Precision::Uint8) r.ranges = config_.ranges;
   r.prompt_template = e.prompt_template;
@@ -146,8 +160,8 @@ std::string Api::info() const {
   const bool reranker = d.default_pooling == Pooling::Rank;
   const ResolvedRequest& e = defaults_;
   json type;
-  // TEI reports the pooling it serves with (its --pooling, else the model's): here the model's,
-  // or hybrid under --kv-embedding.
+  // TEI reports the pooling it serves with (its --pooling, else the model's): here --pooling, else
+  // the model's, or hybrid under --kv-embedding.
   if (reranker) type["reranker"] = {{"id2label", d.cls_labels}};
   else type["embedding"] = {{"pooling", pooling_name(e.pooling)}};
   json prompts = json::object();

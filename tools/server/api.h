@@ -28,16 +28,18 @@ struct ApiConfig {
   std::string cors_origin;              // empty: no CORS headers; "*" or one origin
   size_t payload_limit = 2000000;       // reported by /info (the transport enforces it)
   int tokenization_workers = 2;         // reported by /info: the transport threads, which tokenize
-  // Defaults of the embedding routes (--precision, --template, --kv-embedding, --kv-layers,
-  // --kv-bias): precision, prompt_template and kv_* of this Request; a request's own fields win.
+  // Defaults of the embedding routes (--pooling, --precision, --template, --kv-embedding,
+  // --kv-layers, --kv-bias): pooling, precision, prompt_template and kv_* of this Request; a
+  // request's own fields win (pooling has none: /embed_all alone asks for per-token rows).
   Request embed_defaults;
   std::shared_ptr<const QuantizationRanges> ranges;  // --ranges: for int8 / uint8 rows; null: none
 };
 
 class Api : public Handler {
  public:
-  // Throws embed::Error(InvalidArgument) when config.embed_defaults do not fit the model (an
-  // encoder with kv_embedding, a template without {text}, int8 without ranges, ...).
+  // Throws embed::Error(InvalidArgument) when config.embed_defaults do not fit the model (a
+  // reranker, pooling rank, an encoder with kv_embedding, a template without {text}, int8
+  // without ranges, ...).
   Api(std::shared_ptr<const Model> model, Scheduler& scheduler, Metrics& metrics, const ApiConfig& config);
   void handle(HttpRequest request, Reply reply) override;
   void drain() { draining_ = true; }  // from now on every request answers 503

@@ -41,7 +41,8 @@ bool needs_ranges(Precision p) { return p == Precision::Int8 || p == Precision::
 // embed's extensions of the embedding routes over the server's defaults already in `r`:
 // precision (int8 / uint8 with the server's --ranges), prompt_template, kv_embedding, kv_layers
 // ([first, last]) and kv_bias. A request that names a prompt (prompt_name) leaves the default
-// template out; one that turns kv_embedding off, the default band and bias.
+// template out; one that turns kv_embedding off, the default band and bias; one that turns it on,
+// a default pooling KV-Embedding does not define (none, cls: its own, hybrid, instead).
 void read_embed_options(const json& b, Request& r, const std::shared_ptr<const QuantizationRanges>& ranges) {
   if (auto p = string_field(b, "precision")) {
     if (!parse_precision(*p, &r.precision))
@@ -60,6 +61,7 @@ void read_embed_options(const json& b, Request& r, const std::shared_ptr<const Q
   if (auto kv = bool_field(b, "kv_embedding")) {
     r.kv_embedding = *kv;
     if (!*kv) r.kv_layers.reset(), r.kv_bias.reset();
+    else if (r.pooling == Pooling::None || r.pooling == Pooling::Cls) r.pooling.reset();
   }
   if (const json* v = field(b, "kv_layers")) {
     auto layer = [](const json& x) {
@@ -98,13 +100,15 @@ ResolvedRequest resolve(const ModelDescription& d, const json& body, const Reque
   }
 }
 
-// OpenAI's /v1/embeddings and TEI's /embed answer one vector per input; pooling none gives one per
-// token, which would break that mapping (llama-server refuses pooling none on its OpenAI route the
-// same way). TEI's /embed_all and llama.cpp's /embedding answer per-token vectors.
-void refuse_per_token(const ResolvedRequest& r, const std::string& route) {
+// OpenAI's /v1/embeddings and TEI's /embed answer one vector per input; pooling none (the model's,
+// or the server's --pooling none: `by_flag`) gives one per token, which would break that mapping
+// (llama-server refuses pooling none on its OpenAI route the same way). TEI's /embed_all and
+// llama.cpp's /embedding answer per-token vectors.
+void refuse_per_token(const ResolvedRequest& r, const std::string& route, bool by_flag) {
   if (r.pooling == Pooling::None)
     throw ApiError{400, "Validation",
-                   "this model's pooling is none (one vector per token), and " + route +
+                   std::string(by_flag ? "this server's pooling is none (--pooling none: " : "this model's pooling is none (") +
+                       "one vector per token), and " + route +
                        " answers one vector per input: use /embed_all (TEI) or /embedding (llama.cpp) for per-token vectors, "
                        "or send kv_embedding: true on a decoder (hybrid pooling)",
                    ""};
@@ -168,7 +172,7 @@ void Api::embeddings_openai(const std::shared_ptr<Call>& c) {
   read_dimensions(b, r);
   read_embed_options(b, r, config_.ranges);
   const ResolvedRequest rr = resolve(model_->describe(), b, r, Task::Embed);
-  refuse_per_token(rr, c->route);
+  refuse_per_token(rr, c->route, config_.embed_defaults.pooling.has_value());
   Inputs in = parse_inputs(b, "input", config_.max_client_batch_size);
   const bool base64 = encoding == "base64";
   compute(c, rr, "input", "", std::move(in), [this, base64](const Embeddings& e) {
@@ -193,7 +197,6 @@ void Api::embed_tei(const std::shared_ptr<Call>& c, bool all_tokens) {
   read_truncation(b, r);
   if (auto p = string_field(b, "prompt_name")) r.prompt_name = *p;
   if (all_tokens) {
-    r.pooling = Pooling::None;
     r.normalize = -1;  // the final hidden states as the model computes them
     // The defaults for pooled rows do not apply to them (a request that asks gets the engine's 422).
     r.precision = Precision::Float32;
@@ -207,8 +210,9 @@ void Api::embed_tei(const std::shared_ptr<Call>& c, bool all_tokens) {
     read_dimensions(b, r);
   }
   read_embed_options(b, r, config_.ranges);
+  if (all_tokens) r.pooling = Pooling::None;  // whatever the server's --pooling (after kv_embedding read it)
   const ResolvedRequest rr = resolve(model_->describe(), b, r, Task::Embed);
-  if (!all_tokens) refuse_per_token(rr, "/embed");
+  if (!all_tokens) refuse_per_token(rr, "/embed", config_.embed_defaults.pooling.has_value());
   Inputs in = parse_inputs(b, "inputs", config_.max_client_batch_size);
   compute(c, rr, "inputs", "", std::move(in), [all_tokens](const Embeddings& e) {
     std::string s = "[";
@@ -241,7 +245,14 @@ void Api::embedding_llama(const std::shared_ptr<Call>& c) {
     r.normalize = static_cast<int>(std::min<int64_t>(*p, 1 << 30));
   }
   read_embed_options(b, r, config_.ranges);
-  const ResolvedRequest rr = resolve(model_->describe(), b, r, Task::Embed);
+  ResolvedRequest rr = resolve(model_->describe(), b, r, Task::Embed);
+  if (rr.pooling == Pooling::None) {
+    // llama-server applies embd_normalize to pooled vectors only: per-token rows are the final
+    // hidden states as the model computes them (server.cpp send_embedding, "normalize only when
+    // there is pooling"), whatever embd_normalize says.
+    r.normalize = -1;
+    rr = resolve(model_->describe(), b, r, Task::Embed);
+  }
   Inputs in = parse_inputs(b, "content", config_.max_client_batch_size);
   compute(c, rr, "content", "", std::move(in), [](const Embeddings& e) {
     // llama-server's shape: one object per input, its vectors as a list (one, or one per token).

@@ -103,7 +103,7 @@ std::string openapi_document(const std::string& model_name) {
                               {"prompt_template", str}},
                              {"inputs"}, "[[[float]]]: per input, one vector per token");
   paths["/embedding"] = post("llama.cpp embedding", with_extensions({{"content", inputs_schema()}, {"embd_normalize", integer}}),
-                             {"content"}, "[{index, embedding: [[float]]}] (quantized precision: integers)");
+                             {"content"}, "[{index, embedding: [[float]]}] (quantized precision: integers); pooling none: one un-normalized vector per token");
   paths["/rerank"] = post("TEI rerank (Jina/Cohere shape when the body has documents)",
                           {{"query", str}, {"texts", {{"type", "array"}, {"items", str}}}, {"truncate", boolean},
                            {"truncation_direction", direction}, {"raw_scores", boolean}, {"return_text", boolean}},

@@ -34,10 +34,11 @@ void check_config(const ServeCommand& o, const ModelDescription& d, int64_t max_
         " tokens, --max-input-tokens): such an input could never be batched");
 }
 
-// The defaults of the embedding routes, from --precision, --template and --kv-*; the Api checks
-// them against the model.
+// The defaults of the embedding routes, from --pooling, --precision, --template and --kv-*; the
+// Api checks them against the model.
 Request embed_defaults(const ServeCommand& o) {
   Request r;
+  r.pooling = parse_pooling_flag(o.pooling);
   if (!o.precision.empty()) r.precision = parse_precision_flag(o.precision);
   if (o.template_given) r.prompt_template = o.prompt_template;
   r.kv_embedding = o.kv_embedding;
@@ -85,6 +86,9 @@ int run_serve(const ServeCommand& o) {
   ac.embed_defaults = defaults;
   ac.ranges = ranges;
   server::Api api(model, scheduler, metrics, ac);
+  if (defaults.pooling == Pooling::Cls && d.causal)  // as `embed --pooling cls` warns
+    std::fprintf(stderr, "embed serve: warning: --pooling cls on a causal model: the first token cannot see the rest of the text, "
+                         "so its vector ignores the text (use last or mean pooling)\n");
 
   server::HttpOptions ho;
   ho.host = o.host;
