@@ -104,7 +104,7 @@ void check_model(const std::string& path, const std::vector<int64_t>& lens, cons
 
 TEST_CASE("tiny decoders run in pieces give the one-pass rows", "[models][long]") {
   // Context 128 tokens; pieces from one token to all but one.
-  for (const char* name : {"tiny-llama", "tiny-qwen2", "tiny-qwen3-embed", "tiny-qwen3-rerank"})
+  for (const char* name : {"tiny-llama", "tiny-qwen2", "tiny-qwen3-embed", "tiny-qwen3-rerank", "tiny-gemma3"})
     check_model(kFixtures + name + "/model.gguf", {128, 37, 2}, {1, 5, 16, 50, 127});
 }
 

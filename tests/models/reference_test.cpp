@@ -123,7 +123,7 @@ TEST_CASE("tiny models match their reference implementation", "[models][referenc
     }
     checked++;
   }
-  CHECK(checked >= 5);  // bert-rank, qwen3, qwen3-rerank, qwen2, llama (and gemma when present)
+  CHECK(checked >= 7);  // bert-rank, qwen3, qwen3-rerank, qwen2, llama, gemma3-embed, gemma3
 }
 
 namespace {
@@ -205,7 +205,7 @@ TEST_CASE("tiny models match llama.cpp's vectors within llama.cpp's precision", 
     }
     checked++;
   }
-  CHECK(checked >= 6);  // every tiny fixture carries llama.cpp's vectors
+  CHECK(checked >= 7);  // every tiny fixture carries llama.cpp's vectors
 }
 
 TEST_CASE("KV-Embedding on the tiny decoders matches HF with the re-routing by hand", "[models][reference][kv]") {
@@ -232,7 +232,7 @@ TEST_CASE("KV-Embedding on the tiny decoders matches HF with the re-routing by h
     }
     checked++;
   }
-  CHECK(checked == 3);  // tiny-llama, tiny-qwen2, tiny-qwen3-embed
+  CHECK(checked == 4);  // tiny-llama, tiny-qwen2, tiny-qwen3-embed, tiny-gemma3
 }
 
 // Each layer's last-token state (Runner's keep_layer_last, Context::layer_states: what `embed
@@ -337,5 +337,5 @@ TEST_CASE("Per-layer last-token states match HF's block outputs", "[models][refe
     }
     checked++;
   }
-  CHECK(checked == 3);  // tiny-llama, tiny-qwen2, tiny-qwen3-embed
+  CHECK(checked == 4);  // tiny-llama, tiny-qwen2, tiny-qwen3-embed, tiny-gemma3
 }

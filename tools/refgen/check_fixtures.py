@@ -51,6 +51,8 @@ def check_arrays(folder, doc, cases):
             want = (m,) if "scores" in name else (m, d)
         elif name.startswith("scores_"):
             want = (n,)
+        elif name == "layer_last.npy":  # make_kv_embedding.py: layer-major, one row per layer and case
+            want = (doc["config"]["num_hidden_layers"] * n, d)
         elif name == "stsb_cosines.npy":
             want = (json.loads((folder / "stsb.json").read_text())["n_pairs"],)
         else:

@@ -6,6 +6,7 @@
 # is hybrid ((last + mean) / 2 of the final hidden states) or last / mean.
 # Writes tests/fixtures/models/<name>/kv_embedding.json, kv_*.npy and layer_last.npy (each layer's
 # last-token states, for Context::layer_states).
+# Usage: python make_kv_embedding.py [NAME ...]   (default: all of MODELS)
 import json
 import shutil
 import sys
@@ -15,21 +16,28 @@ import numpy as np
 import common
 import tiny_models
 
-MODELS = ["tiny-llama", "tiny-qwen2", "tiny-qwen3-embed"]
+MODELS = ["tiny-llama", "tiny-qwen2", "tiny-qwen3-embed", "tiny-gemma3"]
 # (layers first-last, bias, pooling): the default band of a 2-layer model (the middle third: layer
 # 0), both layers, and a negative bias.
 CONFIGS = [((0, 0), 1.0, "hybrid"), ((0, 1), 2.0, "hybrid"), ((1, 1), -0.5, "last"), ((0, 1), 1.0, "mean")]
+# More per model, after CONFIGS. tiny-gemma3 (layers 0-4 sliding with an 8-token window, layer 5
+# global): its default band (the middle third: layers 2-3, both sliding), a band across the last
+# sliding layers into the global one, and the global layer alone.
+EXTRA_CONFIGS = {"tiny-gemma3": [((2, 3), 1.0, "hybrid"), ((3, 5), 1.0, "hybrid"), ((5, 5), 2.0, "last")]}
 
 ROUTE = {"layers": (0, -1), "bias": 0.0}
 
 
 def rerouting_attention(original, torch):
-    """An eager attention that, at the layers in ROUTE, adds the prefix position."""
+    """An eager attention that, at the layers in ROUTE, adds the prefix position. The prefix logit
+    gets no mask: on a sliding-window layer (Gemma 3's local layers, whose attention_mask is the
+    windowed causal mask) every query still sees the prefix, as every query of the method does."""
     def attention(module, query, key, value, attention_mask, scaling, dropout=0.0, **kwargs):
         first, last = ROUTE["layers"]
         if not first <= module.layer_idx <= last:
             return original(module, query, key, value, attention_mask, scaling=scaling, dropout=dropout, **kwargs)
         assert attention_mask is not None, "eager attention without a causal mask"
+        assert kwargs.get("softcap") is None, "attention logit soft-capping is not written here"
         groups = module.num_key_value_groups
         key = key.repeat_interleave(groups, dim=1)      # [b, heads, n, d]
         value = value.repeat_interleave(groups, dim=1)
@@ -44,10 +52,11 @@ def rerouting_attention(original, torch):
 def twonn(points, discard=0.1):
     """TwoNN (Facco et al. 2017) in numpy, for engine/intrinsic_dim.cpp: mu = r2 / r1 per point
     (duplicates left out), sorted; the line through the origin fitted to (log mu_i, -log(1 - i / N))
-    over all but the largest `discard` fraction."""
+    over all but the largest `discard` fraction. Distances are sums of squared differences, as the
+    engine computes them: the |x|^2 + |y|^2 - 2 x.y form leaves ~1e-13 of rounding between equal
+    rows (tiny-gemma3's cases 58 and 60 have the same ids), so duplicates were not left out."""
     x = points.astype(np.float64)
-    d2 = (x * x).sum(1)[:, None] + (x * x).sum(1)[None, :] - 2 * x @ x.T
-    d2 = np.maximum(d2, 0)
+    d2 = ((x[:, None, :] - x[None, :, :]) ** 2).sum(-1)
     np.fill_diagonal(d2, np.inf)
     near = np.sort(d2, axis=1)[:, :2]
     keep = near[:, 0] > 0
@@ -102,7 +111,7 @@ def make_one(name, torch):
     common.save_npy(fixture / "layer_last.npy", np.stack([row for layer in per_layer for row in layer]))
     layer_twonn = [twonn(np.stack(layer)) for layer in per_layer]
     entries = []
-    for (first, last), bias, kind in CONFIGS:
+    for (first, last), bias, kind in CONFIGS + EXTRA_CONFIGS.get(name, []):
         ROUTE["layers"], ROUTE["bias"] = (first, last), bias
         rows = np.stack([pool(hidden_of(c["ids"]), kind).numpy() for c in cases])
         file = f"kv_{kind}_L{first}-{last}_b{bias:g}.npy"
@@ -117,11 +126,14 @@ def make_one(name, torch):
     common.log(f"{name}: {len(entries)} KV-Embedding references for {len(cases)} cases")
 
 
-def main():
+def main(names):
     torch = common.deterministic_torch()
-    for name in MODELS:
+    unknown = [n for n in names if n not in MODELS]
+    if unknown:
+        raise SystemExit(f"unknown model names {unknown}; known: {MODELS}")
+    for name in names or MODELS:
         make_one(name, torch)
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

@@ -84,6 +84,18 @@ SPECS = [
         notes=["EmbeddingGemma style: bidirectional attention; layers 0-4 sliding (|i-j| <= 8), layer 5 global",
                "sliding_window 16 in config.json (HF keeps 16//2+1 internally); norms stored as w, applied as 1+w",
                "no Dense/Normalize modules: pooled_mean is the plain mean of final-norm hidden states"]),
+    TinySpec(
+        name="tiny-gemma3", hf_class="Gemma3ForCausalLM", family="gemma3", tokenizer="gemma-spm",
+        max_len=128, seed=1701, poolings=("mean", "last"), st_pooling="mean",
+        config=dict(vocab_size=VOCAB, hidden_size=64, num_hidden_layers=6, num_attention_heads=4,
+                    num_key_value_heads=2, head_dim=16, intermediate_size=128,
+                    max_position_embeddings=128, rms_norm_eps=1e-6, query_pre_attn_scalar=16,
+                    sliding_window=8, hidden_activation="gelu_pytorch_tanh", pad_token_id=0,
+                    eos_token_id=1, bos_token_id=2, tie_word_embeddings=True),
+        notes=["gemma-3-270m style causal decoder: layers 0-4 sliding (key j visible to query i iff "
+               "0 <= i - j < 8), layer 5 global; most cases are longer than the window",
+               "query_pre_attn_scalar 16 = head_dim; norms stored as w, applied as 1+w; embeddings scaled by sqrt(64)",
+               "the converter writes no pooling_type for gemma3 (the engine defaults to mean)"]),
 ]
 
 
