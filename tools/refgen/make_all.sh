@@ -26,6 +26,7 @@ cd "$here"
 "$py" make_gemma270m.py
 "$py" make_gemma270m_f32weights.py
 "$py" make_late_chunking.py
+"$py" make_kv_embedding.py
 "$py" make_quantization.py
 # llama.cpp's AVX-512 build (the benchmark virtualenv) on the same gemma ids: its agreement with itself.
 "$("$here/../bench/setup_venv.sh")" make_gemma270m_llama_builds.py
