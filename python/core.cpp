@@ -285,7 +285,7 @@ void bind_request(nb::module_& m) {
           [](Request& r, std::optional<std::string> s) {
             if (!s) return r.pooling.reset();
             Pooling p;
-            if (!parse_pooling(*s, &p)) raise_status(Status{ErrorKind::InvalidArgument, "pooling '" + *s + "' is not one of none, mean, cls, last, rank"});
+            if (!parse_pooling(*s, &p)) raise_status(Status{ErrorKind::InvalidArgument, "pooling '" + *s + "' is not one of none, mean, cls, last, rank, hybrid"});
             r.pooling = p;
           })
       .def_prop_rw(

@@ -47,6 +47,7 @@ __all__ = [
 
 # sentence-transformers' `precision` names (its quantize_embeddings), the engine's output types.
 _PRECISIONS = ("float32", "int8", "uint8", "binary", "ubinary")
+_POOLINGS = ("mean", "cls", "last", "hybrid")  # one vector per text; none and rank do not give that
 
 
 class EmbedWarning(UserWarning):
@@ -116,6 +117,7 @@ class Model:
         kv_embedding: bool = False,
         kv_layers: tuple[int, int] | None = None,
         kv_bias: float | None = None,
+        pooling: str | None = None,
     ) -> np.ndarray:
         """Vectors of `texts` as a float32 array [len(texts), dim] (a single str gives [dim]),
         row i for text i, each bit-identical to what the `embed` command gives for that text.
@@ -139,7 +141,8 @@ class Model:
         one word: "' (--template). kv_embedding: KV-Embedding on a decoder (--kv-embedding; hybrid
         pooling), kv_layers (first, last): its layer band (default: the band stored by
         `embed kv-layers -o`, else the middle third), kv_bias: the re-routed position's logit bias
-        (default 1.0).
+        (default 1.0). pooling: "mean", "cls", "last" or "hybrid" ((last + mean) / 2) instead of
+        the model's own (--pooling); None: the model's, or hybrid with kv_embedding.
         """
         single = isinstance(texts, str)
         if precision not in _PRECISIONS:
@@ -147,7 +150,15 @@ class Model:
                 f"precision {precision!r} is not one of {', '.join(map(repr, _PRECISIONS))}",
                 "invalid argument",
             )
+        if pooling is not None and pooling not in _POOLINGS:
+            why = {"none": "gives one vector per token, not per text",
+                   "rank": "scores query-document pairs: use rerank()"}.get(pooling, "is unknown")
+            raise InvalidInputError(
+                f"pooling {pooling!r} {why}; encode takes one of {', '.join(map(repr, _POOLINGS))}",
+                "invalid argument",
+            )
         request = Request()
+        request.pooling = pooling
         request.precision = precision
         if ranges is not None:
             if precision not in ("int8", "uint8"):

@@ -237,6 +237,36 @@ def test_prompt_template_and_kv_embedding_equal_the_cli(cli):
         assert not np.array_equal(m.encode(TEXTS, kv_embedding=True), m.encode(TEXTS, kv_embedding=True, kv_layers=(last, last)))
 
 
+def test_pooling_equals_the_cli(cli):
+    for name in ("tiny-qwen3-embed", "tiny-llama"):
+        m = embed.Model(tiny(name), threads=2)
+        path = m.info["path"]
+        rows = {}
+        for kind in ("mean", "last", "hybrid"):
+            rows[kind] = m.encode(TEXTS, pooling=kind)
+            same_bits(rows[kind], cli.embed(path, TEXTS, "--pooling", kind))
+        with pytest.warns(embed.EmbedWarning, match="cls pooling on a causal model"):  # as the CLI warns
+            same_bits(m.encode(TEXTS, pooling="cls"), cli.embed(path, TEXTS, "--pooling", "cls"))
+        # hybrid is (last + mean) / 2 before the L2 normalization (docs/cli.md).
+        raw = {k: m.encode(TEXTS, pooling=k, normalize_embeddings=False) for k in ("mean", "last", "hybrid")}
+        np.testing.assert_allclose(raw["hybrid"], (raw["last"] + raw["mean"]) / 2, rtol=1e-6, atol=1e-6)
+        assert not np.array_equal(rows["mean"], rows["last"])
+        same_bits(m.encode(TEXTS, kv_embedding=True, pooling="last", kv_bias=2.0, prompt_template=TEMPLATE),
+                  cli.embed(path, TEXTS, "--kv-embedding", "--pooling", "last", "--kv-bias", "2", "--template", TEMPLATE))
+
+
+def test_pooling_errors():
+    model = embed.Model(tiny("tiny-qwen3-embed"), threads=2)
+    with pytest.raises(embed.InvalidInputError, match="pooling 'max' is unknown"):
+        model.encode(TEXTS, pooling="max")
+    with pytest.raises(embed.InvalidInputError, match="one vector per token"):
+        model.encode(TEXTS, pooling="none")
+    with pytest.raises(embed.InvalidInputError, match="use rerank"):
+        model.encode(TEXTS, pooling="rank")
+    with pytest.raises(embed.InvalidInputError, match="not defined for kv_embedding"):
+        model.encode(TEXTS, pooling="cls", kv_embedding=True)
+
+
 def test_kv_embedding_errors():
     model = embed.Model(tiny("tiny-qwen3-embed"), threads=2)
     with pytest.raises(embed.InvalidInputError, match="kv_layers and kv_bias apply with kv_embedding"):
