@@ -22,6 +22,9 @@ class File;
 enum class Pooling { None = 0, Mean = 1, Cls = 2, Last = 3, Rank = 4, Hybrid = 5 };
 const char* pooling_name(Pooling p);
 bool parse_pooling(const std::string& s, Pooling* out);
+// Why cls pooling on a causal model is a mistake: the warning of a run and of `embed serve --pooling cls`.
+inline constexpr const char* kCausalClsPoolingWhy =
+    "the first token cannot see the rest of the text, so its vector ignores the text (use last or mean pooling)";
 
 // How the rank (classifier) head reads the final hidden states; see engine/pooling.cpp.
 struct RankHead {

@@ -68,8 +68,7 @@ void Runner::validate(const std::vector<SequenceInput>& seqs, const PassOptions&
   if (o.kv.on() && (!info.causal || o.kv.layer_begin < 0 || o.kv.layer_end >= info.n_layers))
     fail(ErrorKind::InvalidArgument, "KV-Embedding needs a causal model and layers inside 0.." + std::to_string(info.n_layers - 1));
   if (info.causal && o.pooling == Pooling::Cls)
-    out.warnings.push_back("cls pooling on a causal model: the first token cannot see the rest of the text, so its vector "
-                           "ignores the text (use last or mean pooling)");
+    out.warnings.push_back(std::string("cls pooling on a causal model: ") + kCausalClsPoolingWhy);
 }
 
 // The host side of a packed batch: tokens [from, to) of each sequence added (a piece of a longer

@@ -56,6 +56,13 @@ void expect_routes(httplib::Client& c, const json& fields, const std::vector<jso
   }
 }
 
+// /info names the pooling the embedding routes answer with, in model_type (TEI's place) and in defaults.
+void expect_info_pooling(httplib::Client& c, const std::string& pooling) {
+  const json i = json::parse(c.Get("/info")->body);
+  CHECK(i.at("model_type") == json{{"embedding", {{"pooling", pooling}}}});
+  CHECK(i.at("defaults").at("pooling") == pooling);
+}
+
 }  // namespace
 
 TEST_CASE("precision: quantized rows on every route equal the CLI's codes, base64 their bytes", "[server]") {
@@ -391,9 +398,7 @@ TEST_CASE("serve --pooling sets the embedding routes' pooling: rows equal the CL
     ServerProcess s(kQwen, {"--pooling", "mean"});
     REQUIRE(s.running());
     auto c = s.client();
-    const json i = json::parse(c.Get("/info")->body);
-    CHECK(i.at("model_type") == json{{"embedding", {{"pooling", "mean"}}}});
-    CHECK(i.at("defaults").at("pooling") == "mean");
+    expect_info_pooling(c, "mean");
     const json openai = post(c, "/v1/embeddings", {{"input", kTexts}});
     const auto want = cli_rows(kQwen, "--pooling mean", kTexts);
     REQUIRE(openai.at("data").size() == want.size());
@@ -415,9 +420,7 @@ TEST_CASE("serve --pooling sets the embedding routes' pooling: rows equal the CL
     ServerProcess s(kQwen, {"--pooling", "none"});
     REQUIRE(s.running());
     auto c = s.client();
-    const json i = json::parse(c.Get("/info")->body);
-    CHECK(i.at("model_type") == json{{"embedding", {{"pooling", "none"}}}});
-    CHECK(i.at("defaults").at("pooling") == "none");
+    expect_info_pooling(c, "none");
     const std::vector<std::string> texts = {kTexts[0], kTexts[4]};
     const auto hidden = cli_rows(kQwen, "--pooling none --normalize -1", texts);
     const json all = post(c, "/embed_all", {{"inputs", texts}});

@@ -246,13 +246,10 @@ void Api::embedding_llama(const std::shared_ptr<Call>& c) {
   }
   read_embed_options(b, r, config_.ranges);
   ResolvedRequest rr = resolve(model_->describe(), b, r, Task::Embed);
-  if (rr.pooling == Pooling::None) {
-    // llama-server applies embd_normalize to pooled vectors only: per-token rows are the final
-    // hidden states as the model computes them (server.cpp send_embedding, "normalize only when
-    // there is pooling"), whatever embd_normalize says.
-    r.normalize = -1;
-    rr = resolve(model_->describe(), b, r, Task::Embed);
-  }
+  // llama-server applies embd_normalize to pooled vectors only: per-token rows are the final
+  // hidden states as the model computes them (server.cpp send_embedding, "normalize only when
+  // there is pooling"), whatever embd_normalize says (which was still checked above).
+  if (rr.pooling == Pooling::None) rr.finish.normalize = -1;
   Inputs in = parse_inputs(b, "content", config_.max_client_batch_size);
   compute(c, rr, "content", "", std::move(in), [](const Embeddings& e) {
     // llama-server's shape: one object per input, its vectors as a list (one, or one per token).

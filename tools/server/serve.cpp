@@ -87,8 +87,7 @@ int run_serve(const ServeCommand& o) {
   ac.ranges = ranges;
   server::Api api(model, scheduler, metrics, ac);
   if (defaults.pooling == Pooling::Cls && d.causal)  // as `embed --pooling cls` warns
-    std::fprintf(stderr, "embed serve: warning: --pooling cls on a causal model: the first token cannot see the rest of the text, "
-                         "so its vector ignores the text (use last or mean pooling)\n");
+    std::fprintf(stderr, "embed serve: warning: --pooling cls on a causal model: %s\n", kCausalClsPoolingWhy);
 
   server::HttpOptions ho;
   ho.host = o.host;
