@@ -48,42 +48,49 @@ void refuse_hidden_states(const Request& r) {
 Model::~Model() = default;
 
 Result<std::shared_ptr<const Model>> Model::load(const std::string& path, const ModelOptions& o) {
-  return guarded<std::shared_ptr<const Model>>([&]() -> std::shared_ptr<const Model> {
-    std::shared_ptr<Model> m(new Model());
-    BackendOptions bo;
-    bo.device = o.device;
-    bo.threads = o.threads;
-    bo.cuda_device = o.cuda_device;
-    bo.llama_cpp_rounding = o.llama_cpp_rounding;
-    bo.cpu_isa = o.cpu_isa;
-    bo.compute_type = o.compute_type;
-    m->loaded_ = LoadedModel::load(path, bo);
-    m->options_ = o;
-    const gguf::File& f = m->loaded_->file();
-    if (f.has("tokenizer.ggml.model")) m->tokenizer_ = tok::Tokenizer::from_gguf(f);
-    m->rerank_template_ = f.get_or<std::string>("tokenizer.chat_template.rerank", "");
-    const ModelInfo& info = m->loaded_->info();
-    ModelDescription& d = m->desc_;
-    d.path = path;
-    d.arch = info.arch;
-    d.tokenizer = m->tokenizer_ ? tok::kind_name(m->tokenizer_->kind()) : "none";
-    d.n_vocab = info.n_vocab;
-    d.d_model = info.d_model;
-    d.n_layers = info.n_layers;
-    d.n_ctx = info.n_ctx_train;
-    d.embedding_dim = info.n_embd_out();
-    d.causal = info.causal;
-    d.default_pooling = info.default_pooling;
-    d.n_cls_out = info.n_cls_out();
-    d.cls_labels = info.cls_labels;
-    d.has_rerank_template = !m->rerank_template_.empty();
-    d.rank_probability = info.rank_head.softmax;
-    d.prompts = read_model_prompts(f);
-    d.kernels = m->loaded_->kernel_level();
-    d.compute_type = o.compute_type;
-    read_kv_band(f, d);
-    return m;
-  });
+  return guarded<std::shared_ptr<const Model>>([&] { return from_file(gguf::File::open(path), o); });
+}
+
+Result<std::shared_ptr<const Model>> Model::load(gguf::File&& file, const ModelOptions& o) {
+  return guarded<std::shared_ptr<const Model>>([&] { return from_file(std::move(file), o); });
+}
+
+std::shared_ptr<const Model> Model::from_file(gguf::File file, const ModelOptions& o) {
+  std::shared_ptr<Model> m(new Model());
+  const std::string path = file.path();
+  BackendOptions bo;
+  bo.device = o.device;
+  bo.threads = o.threads;
+  bo.cuda_device = o.cuda_device;
+  bo.llama_cpp_rounding = o.llama_cpp_rounding;
+  bo.cpu_isa = o.cpu_isa;
+  bo.compute_type = o.compute_type;
+  m->loaded_ = LoadedModel::load(std::move(file), bo);
+  m->options_ = o;
+  const gguf::File& f = m->loaded_->file();
+  if (f.has("tokenizer.ggml.model")) m->tokenizer_ = tok::Tokenizer::from_gguf(f);
+  m->rerank_template_ = f.get_or<std::string>("tokenizer.chat_template.rerank", "");
+  const ModelInfo& info = m->loaded_->info();
+  ModelDescription& d = m->desc_;
+  d.path = path;
+  d.arch = info.arch;
+  d.tokenizer = m->tokenizer_ ? tok::kind_name(m->tokenizer_->kind()) : "none";
+  d.n_vocab = info.n_vocab;
+  d.d_model = info.d_model;
+  d.n_layers = info.n_layers;
+  d.n_ctx = info.n_ctx_train;
+  d.embedding_dim = info.n_embd_out();
+  d.causal = info.causal;
+  d.default_pooling = info.default_pooling;
+  d.n_cls_out = info.n_cls_out();
+  d.cls_labels = info.cls_labels;
+  d.has_rerank_template = !m->rerank_template_.empty();
+  d.rank_probability = info.rank_head.softmax;
+  d.prompts = read_model_prompts(f);
+  d.kernels = m->loaded_->kernel_level();
+  d.compute_type = o.compute_type;
+  read_kv_band(f, d);
+  return m;
 }
 
 // ---- TokenBatch / BatchResult ----

@@ -24,6 +24,9 @@ namespace embed {
 namespace tok {
 class Tokenizer;
 }
+namespace gguf {
+class File;
+}
 class LoadedModel;
 class Runner;
 
@@ -104,6 +107,9 @@ struct ModelDescription {
 class Model {
  public:
   static Result<std::shared_ptr<const Model>> load(const std::string& path, const ModelOptions& o = {});
+  // A GGUF parsed already, e.g. an HF folder converted in memory (source/model_source.h opens
+  // models by name or folder and calls this); describe().path is the file's label.
+  static Result<std::shared_ptr<const Model>> load(gguf::File&& file, const ModelOptions& o = {});
   ~Model();
   const ModelDescription& describe() const { return desc_; }
   bool has_tokenizer() const { return tokenizer_ != nullptr; }
@@ -114,6 +120,7 @@ class Model {
  private:
   friend class Context;
   Model() = default;
+  static std::shared_ptr<const Model> from_file(gguf::File file, const ModelOptions& o);
   std::shared_ptr<const LoadedModel> loaded_;
   std::unique_ptr<tok::Tokenizer> tokenizer_;
   ModelOptions options_;

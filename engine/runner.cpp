@@ -9,10 +9,14 @@
 namespace embed {
 
 std::shared_ptr<LoadedModel> LoadedModel::load(const std::string& path, const BackendOptions& backend) {
+  return load(gguf::File::open(path), backend);
+}
+
+std::shared_ptr<LoadedModel> LoadedModel::load(gguf::File file, const BackendOptions& backend) {
   std::shared_ptr<LoadedModel> m(new LoadedModel());
-  m->file_ = std::make_unique<gguf::File>(gguf::File::open(path));
+  m->file_ = std::make_unique<gguf::File>(std::move(file));
   if (!m->file_->has("general.architecture"))
-    fail(ErrorKind::Format, path + ": missing metadata key 'general.architecture' (is this a model file?)");
+    fail(ErrorKind::Format, m->file_->path() + ": missing metadata key 'general.architecture' (is this a model file?)");
   m->backend_options_ = backend;
   BackendOptions loader = backend;
   loader.threads = 1;  // this instance only loads weights; contexts run with their own backends

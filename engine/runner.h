@@ -19,6 +19,8 @@ namespace embed {
 class LoadedModel {
  public:
   static std::shared_ptr<LoadedModel> load(const std::string& path, const BackendOptions& backend);
+  // A GGUF already parsed (a conversion held in memory, gguf::Writer::to_file).
+  static std::shared_ptr<LoadedModel> load(gguf::File file, const BackendOptions& backend);
   ~LoadedModel();
   const gguf::File& file() const { return *file_; }
   const ModelInfo& info() const { return arch_->info(); }

@@ -445,6 +445,16 @@ File File::from_bytes(std::vector<uint8_t> bytes, std::string label) {
   return f;
 }
 
+File File::from_owned(std::shared_ptr<const void> owner, const uint8_t* data, size_t size, std::string label) {
+  File f;
+  f.path_ = std::move(label);
+  f.base_ = data;
+  f.size_ = size;
+  f.owner_ = std::const_pointer_cast<void>(std::move(owner));
+  f.parse();
+  return f;
+}
+
 void File::parse() { FileParser(*this).run(); }
 
 const MetaValue* File::find_value(std::string_view key) const {

@@ -84,6 +84,9 @@ class File {
   static File from_buffer(const uint8_t* data, size_t size, std::string label = "<buffer>");
   // Parses bytes the File takes ownership of.
   static File from_bytes(std::vector<uint8_t> bytes, std::string label = "<memory>");
+  // Parses `size` bytes at `data`, kept alive by `owner` as long as the File (memory allocated
+  // with the alignment its user needs, as gguf::Writer::to_file does).
+  static File from_owned(std::shared_ptr<const void> owner, const uint8_t* data, size_t size, std::string label);
 
   const std::string& path() const { return path_; }
   uint32_t version() const { return version_; }

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include <sys/mman.h>
+
 namespace embed::gguf {
 namespace {
 
@@ -21,6 +23,19 @@ void append_string(std::vector<uint8_t>& out, const std::string& s) {
 }
 
 uint64_t padded(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
+
+struct CountingSink {
+  size_t n = 0;
+  void write(const void*, size_t k) { n += k; }
+};
+
+struct PointerSink {
+  uint8_t* at;
+  void write(const void* p, size_t n) {
+    std::memcpy(at, p, n);
+    at += n;
+  }
+};
 
 struct VectorSink {
   std::vector<uint8_t>& out;
@@ -170,6 +185,18 @@ std::vector<uint8_t> Writer::to_bytes() const {
   VectorSink sink{out};
   emit(sink);
   return out;
+}
+
+File Writer::to_file(std::string label) const {
+  CountingSink count;
+  emit(count);
+  const size_t size = std::max<size_t>(count.n, 1);
+  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) fail(ErrorKind::OutOfMemory, label + ": cannot allocate " + std::to_string(size) + " bytes for the converted model");
+  std::shared_ptr<void> owner(p, [size](void* q) { munmap(q, size); });
+  PointerSink sink{static_cast<uint8_t*>(p)};
+  emit(sink);
+  return File::from_owned(owner, static_cast<const uint8_t*>(p), count.n, std::move(label));
 }
 
 void Writer::write_file(const std::string& path) const {

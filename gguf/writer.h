@@ -30,6 +30,9 @@ class Writer {
   std::optional<uint64_t> array_count(const std::string& key) const;
 
   std::vector<uint8_t> to_bytes() const;
+  // The file in page-aligned anonymous memory, parsed: tensor data aligned as in a mapped file,
+  // for a model used straight from memory (an HF folder converted at load).
+  File to_file(std::string label) const;
   void write_file(const std::string& path) const;  // writes to path.tmp then renames
 
  private:

@@ -154,3 +154,19 @@ TEST_CASE("gguf write_with_metadata copies a file with key-values set", "[gguf]"
   CHECK(std::filesystem::exists(dir + "/copy.gguf.tmp") == false);
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("gguf Writer::to_file holds the bytes to_bytes writes, tensor data aligned as in a mapped file", "[gguf]") {
+  Writer w(64);
+  w.set_string("general.architecture", "test");
+  const std::vector<float> a = {1, 2, 3}, b(100, 0.5f);
+  w.add_tensor("a", TensorType::F32, {3}, a.data(), a.size() * sizeof(float));
+  w.add_tensor("b", TensorType::F32, {10, 10}, b.data(), b.size() * sizeof(float));
+  const File f = w.to_file("converted-in-memory");
+  const std::vector<uint8_t> bytes = w.to_bytes();
+  REQUIRE(f.size() == bytes.size());
+  CHECK(std::memcmp(f.base(), bytes.data(), bytes.size()) == 0);
+  CHECK(f.path() == "converted-in-memory");
+  CHECK(reinterpret_cast<uintptr_t>(f.base()) % 4096 == 0);
+  for (const char* name : {"a", "b"}) CHECK(reinterpret_cast<uintptr_t>(f.find_tensor(name)->data) % 64 == 0);
+  CHECK(std::memcmp(f.find_tensor("b")->data, b.data(), b.size() * sizeof(float)) == 0);
+}
