@@ -7,6 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git
   catch2 nlohmann-json3-dev libutf8proc-dev libcli11-dev libpcre2-dev
   libboost-dev libcpp-httplib-dev    # embed serve (Boost.Beast) and its tests (cpp-httplib client)
+  libcurl4-openssl-dev openssl       # models by name from the Hugging Face Hub (source/http.cpp); TLS test certificates
   clang libclang-rt-14-dev          # libFuzzer + sanitizers for tools/fuzz
   python3 python3-venv python3-pip python3-dev unzip   # python3-dev: the Python module (pyproject.toml)
 )
