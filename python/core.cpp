@@ -16,6 +16,7 @@
 
 #include "engine/api.h"
 #include "engine/quantize.h"
+#include "source/model_source.h"
 #include "tokenizer/tokenizer.h"
 
 namespace nb = nanobind;
@@ -104,7 +105,9 @@ RunSettings run_settings(int64_t batch_inputs, int64_t batch_tokens, nb::object 
 // reuses a warm one. The pool grows to the largest number of concurrent calls seen.
 class PyModel {
  public:
-  PyModel(const std::string& path, int threads, const std::string& device, const std::string& compute_type) : threads_(threads) {
+  PyModel(const std::string& path, int threads, const std::string& device, const std::string& compute_type, bool cache_gguf,
+          const std::string& convert_type)
+      : threads_(threads) {
     ModelOptions o;
     o.threads = threads;
     if (device == "cpu") {
@@ -120,10 +123,13 @@ class PyModel {
     else if (compute_type == "int8") o.compute_type = ComputeType::Int8;
     else if (compute_type != "f32")
       raise_status(Status{ErrorKind::InvalidArgument, "compute_type '" + compute_type + "' is not one of f32, bf16, int8"});
+    SourceOptions so;
+    so.cache_gguf = cache_gguf;
+    so.convert_type = convert_type;
     Result<std::shared_ptr<const Model>> loaded = Status{};
     {
-      nb::gil_scoped_release nogil;
-      loaded = Model::load(path, o);
+      nb::gil_scoped_release nogil;  // a Hub name may download
+      loaded = open_model(path, o, so);
     }
     model_ = value_or_raise(std::move(loaded));
   }
@@ -327,7 +333,8 @@ NB_MODULE(_core, m) {
   m.attr("__version__") = EMBED_VERSION;
   embed::python::bind_request(m);
   nb::class_<PyModel>(m, "Model")
-      .def(nb::init<const std::string&, int, const std::string&, const std::string&>(), "path"_a, "threads"_a, "device"_a, "compute_type"_a)
+      .def(nb::init<const std::string&, int, const std::string&, const std::string&, bool, const std::string&>(), "path"_a, "threads"_a,
+           "device"_a, "compute_type"_a, "cache_gguf"_a, "convert_type"_a)
       .def("embed", &PyModel::embed, "texts"_a, "request"_a, "batch_inputs"_a, "batch_tokens"_a, "progress"_a.none())
       .def("rerank", &PyModel::rerank, "query"_a, "documents"_a, "request"_a, "batch_inputs"_a, "batch_tokens"_a, "progress"_a.none())
       .def("tokenize", &PyModel::tokenize, "texts"_a, "add_special"_a, "split_special"_a)

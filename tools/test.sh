@@ -18,6 +18,8 @@ export EMBED_QWEN_VOCAB_DIR="$(tools/models.sh qwen-vocab)"
 export EMBED_MINILM_GGUF_F32="$(tools/models.sh minilm-gguf f32)"
 export EMBED_MINILM_GGUF_F16="$(tools/models.sh minilm-gguf f16)"
 export EMBED_MINILM_GGUF_Q8_0="$(tools/models.sh minilm-gguf q8_0)"
+# huggingface_hub's own client (pinned), for the cache-sharing tests of tests/hub (label hub).
+export EMBED_HUB_PYTHON="$(tools/hub/setup_venv.sh)"
 
 ctest --test-dir build -LE cuda --output-on-failure -j "$jobs"
 

@@ -79,15 +79,30 @@ class Model:
     threads: each concurrent call runs on its own engine Context, and the GIL is released while
     it computes.
 
-    path: a .gguf file. threads: CPU threads per call (None: all cores). device: "cpu", "cuda"
+    path: a .gguf file, a HuggingFace / sentence-transformers folder (converted at load), or a
+    Hugging Face Hub name "ORG/NAME", "ORG/NAME:QUANT" (a GGUF repository's quantization) or
+    "hf://ORG/NAME@REVISION", downloaded into the Hugging Face cache that huggingface_hub and
+    sentence-transformers share (HF_HOME, HF_TOKEN, HF_ENDPOINT, HF_HUB_OFFLINE apply).
+    threads: CPU threads per call (None: all cores). device: "cpu", "cuda"
     or "cuda:N" (the CUDA backend is a plugin opened only then; see docs/python.md).
     compute_type: "f32" (default), "bf16" or "int8" matmul arithmetic (docs/cli.md --compute-type).
+    cache_gguf: convert an HF folder once into embed's cache instead of in memory at each load;
+    convert_type: that conversion's weight type, "f16" (default, as `embed convert`), "f32",
+    "bf16" or "q8_0".
     """
 
-    def __init__(self, path: str | os.PathLike, threads: int | None = None, device: str = "cpu", compute_type: str = "f32"):
+    def __init__(
+        self,
+        path: str | os.PathLike,
+        threads: int | None = None,
+        device: str = "cpu",
+        compute_type: str = "f32",
+        cache_gguf: bool = False,
+        convert_type: str = "f16",
+    ):
         if threads is not None and (not isinstance(threads, int) or threads < 1):
             raise InvalidInputError(f"threads must be a positive int or None, not {threads!r}", "invalid argument")
-        self._core = _core.Model(os.fspath(path), threads or 0, device, compute_type)
+        self._core = _core.Model(os.fspath(path), threads or 0, device, compute_type, bool(cache_gguf), convert_type)
         self.info = self._core.describe()
         self.device = device
 

@@ -28,7 +28,8 @@ class ModelFormatError(EmbedError):
 
 
 class EmbedIOError(EmbedError, OSError):
-    """The operating system refused (open, mmap, read)."""
+    """The operating system refused (open, mmap, read), or a Hub model could not be fetched (no
+    such repository, gated without a token, no network, a checksum mismatch)."""
 
 
 class DeviceError(EmbedError):

@@ -195,7 +195,7 @@ int run_bench(const BenchCommand& o) {
   rs.batch_tokens = o.batch_tokens;
 
   const Clock::time_point t0 = Clock::now();
-  const std::shared_ptr<const Model> model = load_model(o.model, o.device, o.threads, o.compat, o.compute_type);
+  const std::shared_ptr<const Model> model = load_model(o.model, {o.device, o.threads, o.compat, o.compute_type, o.source});
   Context ctx(model, o.threads);
   const double load_s = seconds_since(t0);
   const double rss_load = current_rss_mib();

@@ -23,6 +23,7 @@
 #include "tools/cli/output.h"
 #include "tools/cli/records.h"
 #include "tools/cli/row_writer.h"
+#include "tools/convert/encode.h"
 
 namespace embed::cli {
 namespace {
@@ -290,19 +291,29 @@ TruncationDirection parse_direction_flag(const std::string& s) {
   return d;
 }
 
-std::shared_ptr<const Model> load_model(const std::string& model, const std::string& device, int threads,
-                                        const std::string& compat, const std::string& compute_type) {
+SourceOptions source_options(const SourceFlags& f) {
+  SourceOptions s;
+  s.cache_gguf = f.cache_gguf;
+  if (!f.convert_type.empty()) {
+    if (!convert::out_type_from_name(f.convert_type))
+      fail(ErrorKind::InvalidArgument, "unknown --convert-type '" + f.convert_type + "' (f32, f16, bf16, q8_0)");
+    s.convert_type = f.convert_type;
+  }
+  return s;
+}
+
+std::shared_ptr<const Model> load_model(const std::string& model, const LoadFlags& f) {
   ModelOptions mo;
-  mo.threads = threads;
-  if (device == "cuda") mo.device = Device::Cuda;
-  else if (device != "cpu") fail(ErrorKind::InvalidArgument, "unknown --device '" + device + "' (cpu, cuda)");
-  if (compat == "llama.cpp") mo.llama_cpp_rounding = true;
-  else if (!compat.empty()) fail(ErrorKind::InvalidArgument, "unknown --compat '" + compat + "' (llama.cpp)");
-  if (compute_type == "bf16") mo.compute_type = ComputeType::BF16;
-  else if (compute_type == "int8") mo.compute_type = ComputeType::Int8;
-  else if (!compute_type.empty() && compute_type != "f32")
-    fail(ErrorKind::InvalidArgument, "unknown --compute-type '" + compute_type + "' (f32, bf16, int8)");
-  auto loaded = Model::load(resolve_model(model), mo);
+  mo.threads = f.threads;
+  if (f.device == "cuda") mo.device = Device::Cuda;
+  else if (f.device != "cpu") fail(ErrorKind::InvalidArgument, "unknown --device '" + f.device + "' (cpu, cuda)");
+  if (f.compat == "llama.cpp") mo.llama_cpp_rounding = true;
+  else if (!f.compat.empty()) fail(ErrorKind::InvalidArgument, "unknown --compat '" + f.compat + "' (llama.cpp)");
+  if (f.compute_type == "bf16") mo.compute_type = ComputeType::BF16;
+  else if (f.compute_type == "int8") mo.compute_type = ComputeType::Int8;
+  else if (!f.compute_type.empty() && f.compute_type != "f32")
+    fail(ErrorKind::InvalidArgument, "unknown --compute-type '" + f.compute_type + "' (f32, bf16, int8)");
+  auto loaded = open_model(resolve_model(model), mo, source_options(f.source));
   if (!loaded) fail(loaded.error().kind, loaded.error().message);
   return loaded.value();
 }
@@ -367,7 +378,7 @@ int run_embed(const EmbedCommand& o) {
     fail(ErrorKind::InvalidArgument, "--late-chunking with -f npy needs --spans-out FILE for the chunks' spans");
 
   RecordReader in(o.input, in_format, fields, o.skip_empty);
-  const std::shared_ptr<const Model> model = load_model(o.model, o.device, o.threads, o.compat, o.compute_type);
+  const std::shared_ptr<const Model> model = load_model(o.model, {o.device, o.threads, o.compat, o.compute_type, o.source});
   Context ctx(model, o.threads);
   if (o.similarity) return run_similarity(o, fmt, ctx, req, settings, in);
 
@@ -441,7 +452,7 @@ int run_calibrate(const EmbedCommand& o) {
   const InputLines in = read_lines(o.input, o.skip_empty);
   if (!in.skipped.empty()) std::fprintf(stderr, "embed: skipped %zu empty line(s)\n", in.skipped.size());
   if (in.texts.size() < 2) fail(ErrorKind::InvalidArgument, "calibration needs at least 2 texts (hundreds give stable ranges)");
-  const std::shared_ptr<const Model> model = load_model(o.model, o.device, o.threads, o.compat, o.compute_type);
+  const std::shared_ptr<const Model> model = load_model(o.model, {o.device, o.threads, o.compat, o.compute_type, o.source});
   Context ctx(model, o.threads);
   RunSettings settings;
   settings.batch_tokens = o.batch_tokens;

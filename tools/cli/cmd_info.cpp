@@ -59,9 +59,10 @@ const char* pooling_name(int64_t p) {
 }  // namespace
 
 int run_info(const InfoOptions& o) {
-  const gguf::File f = gguf::File::open(o.model);
+  const gguf::File f = open_model_file(o.model, source_options(o.source));
   const std::string arch = f.get_or<std::string>("general.architecture", "(none)");
-  std::printf("file:          %s (%s, GGUF v%u, alignment %u)\n", o.model.c_str(), human_bytes(f.size()).c_str(),
+  const std::string where = f.path() == o.model ? o.model : o.model + " = " + f.path();  // a Hub name, a converted folder
+  std::printf("file:          %s (%s, GGUF v%u, alignment %u)\n", where.c_str(), human_bytes(f.size()).c_str(),
               f.version(), f.alignment());
   std::printf("architecture:  %s\n", arch.c_str());
   if (auto name = f.find<std::string>("general.name")) std::printf("name:          %s\n", name->c_str());

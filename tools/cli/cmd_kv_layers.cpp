@@ -28,7 +28,7 @@ int run_kv_layers(const KvLayersCommand& o) {
   if (static_cast<int64_t>(in.texts.size()) > o.sample) in.texts.resize(static_cast<size_t>(o.sample));
   if (in.texts.size() < 3) fail(ErrorKind::InvalidArgument, "kv-layers needs at least 3 texts (hundreds give a stable estimate)");
 
-  const std::shared_ptr<const Model> model = load_model(e.model, e.device, e.threads, e.compat, e.compute_type);
+  const std::shared_ptr<const Model> model = load_model(e.model, {e.device, e.threads, e.compat, e.compute_type, e.source});
   const ModelDescription& d = model->describe();
   if (!d.causal)
     fail(ErrorKind::InvalidArgument, "kv-layers is for decoders (KV-Embedding re-routes causal attention); this " + d.arch + " model is bidirectional");

@@ -17,7 +17,7 @@ int run_rerank(const RerankCommand& o) {
     fail(ErrorKind::InvalidArgument, "unknown --format '" + o.format + "' for rerank (text, json, jsonl)");
   const InputLines in = read_lines(o.documents, o.skip_empty);
   if (in.texts.empty()) fail(ErrorKind::InvalidArgument, o.documents + ": no documents to rank");
-  Context ctx(load_model(o.model, o.device, o.threads, o.compat, o.compute_type), o.threads);
+  Context ctx(load_model(o.model, {o.device, o.threads, o.compat, o.compute_type, o.source}), o.threads);
   Request req;
   req.max_tokens = o.max_tokens;
   req.truncate = true;  // documents longer than the limit are cut (the longer text first)

@@ -36,7 +36,7 @@ std::string printable_piece(std::string_view p) {
 }  // namespace
 
 int run_tokenize(const TokenizeOptions& o) {
-  const gguf::File f = gguf::File::open(o.model);
+  const gguf::File f = open_model_file(o.model, source_options(o.source));
   const auto tok = tok::Tokenizer::from_gguf(f);
   for (const auto& w : tok->load_warnings()) std::fprintf(stderr, "embed: warning: %s\n", w.c_str());
   std::ifstream file;

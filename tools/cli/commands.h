@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "engine/request.h"
+#include "source/model_source.h"
 
 namespace embed {
 class Model;
@@ -22,8 +23,15 @@ constexpr int kExitUsage = 2;         // bad flags or arguments
 constexpr int kExitInput = 3;         // bad input data (a line that cannot be embedded)
 constexpr int kExitIo = 4;            // a file could not be read or written
 
+// Where the model comes from (source/model_source.h): shared by every command that loads one.
+struct SourceFlags {
+  bool cache_gguf = false;    // --cache-gguf: an HF folder's conversion kept in the cache
+  std::string convert_type;   // --convert-type: f32, f16, bf16, q8_0 (empty: f16, as embed convert)
+};
+
 struct EmbedCommand {
-  std::string model;          // path, or "default"
+  std::string model;          // GGUF file, HF folder, Hub name, or "default"
+  SourceFlags source;
   std::string input;          // path or "-"
   std::string pooling;        // empty: the model's
   int normalize = 2;
@@ -91,6 +99,7 @@ int run_kv_layers(const KvLayersCommand& o);
 
 struct RerankCommand {
   std::string model;
+  SourceFlags source;
   std::string query;
   std::string documents;     // path or "-"
   int64_t top_n = 0;
@@ -106,9 +115,11 @@ struct RerankCommand {
 };
 int run_rerank(const RerankCommand& o);
 
-// The model path for "default" (or an empty path): $EMBED_MODEL, else the cached default model
-// that tools/models.sh default writes. Throws with the fix when it is not there.
+// The model argument for "default" (or an empty one): $EMBED_MODEL, else the cached default model
+// that tools/models.sh default writes; any other argument as given (a file, folder or Hub name,
+// opened by source/model_source.h). Throws with the fix when the default is not there.
 std::string resolve_model(const std::string& model);
+SourceOptions source_options(const SourceFlags& f);
 bool is_gguf_file(const std::string& path);
 // --pooling and --truncate-direction as the request type takes them; throws naming the flag.
 std::optional<Pooling> parse_pooling_flag(const std::string& s);
@@ -118,15 +129,22 @@ TruncationDirection parse_direction_flag(const std::string& s);
 Precision parse_precision_flag(const std::string& s);
 std::pair<int, int> parse_kv_layers_flag(const std::string& s);
 float parse_kv_bias_flag(const std::string& s);
-// Loads `model` (resolve_model) on --device `device` ("cpu" or "cuda") with `threads`, --compat
-// `compat` ("" or "llama.cpp") and --compute-type `compute_type` ("", f32, bf16, int8); throws the
-// loader's error, or names an unknown value.
-std::shared_ptr<const Model> load_model(const std::string& model, const std::string& device, int threads,
-                                        const std::string& compat, const std::string& compute_type);
+// How a command loads its model: --device ("cpu" or "cuda"), threads, --compat ("" or
+// "llama.cpp"), --compute-type ("", f32, bf16, int8) and where the model comes from.
+struct LoadFlags {
+  std::string device = "cpu";
+  int threads = 0;
+  std::string compat, compute_type;
+  SourceFlags source;
+};
+// Loads `model` (resolve_model, then a GGUF file, an HF folder or a Hub name); throws the
+// loader's error, or names an unknown flag value.
+std::shared_ptr<const Model> load_model(const std::string& model, const LoadFlags& f);
 
 // `embed bench`: load time, batch throughput, single-text latency and peak RSS of Context::embed.
 struct BenchCommand {
-  std::string model;          // path, or "default"
+  std::string model;          // GGUF file, HF folder, Hub name, or "default"
+  SourceFlags source;
   std::string input;          // one text per line (empty lines are left out), or "-"
   int threads = 0;            // 0: all cores
   int64_t batch_tokens = 0;   // 0: the library's default
@@ -148,6 +166,7 @@ int run_bench(const BenchCommand& o);
 // `embed serve`: the HTTP server (tools/server/, docs/server.md). Defaults follow TEI's.
 struct ServeCommand {
   std::string model;
+  SourceFlags source;
   std::string host = "127.0.0.1";
   int port = 3000;                       // 0: any free port (printed on stderr)
   int threads = 0;                       // compute threads (0: all cores)
@@ -155,7 +174,7 @@ struct ServeCommand {
   std::string device = "cpu";
   std::string compat;
   std::string compute_type;              // f32 (default), bf16, int8
-  std::string model_name;                // default: the file name without .gguf
+  std::string model_name;                // default: ORG/NAME for a Hub name, else the file name without .gguf
   size_t max_concurrent_requests = 512;
   int64_t max_batch_tokens = 16384;
   size_t max_client_batch_size = 32;
@@ -183,12 +202,13 @@ int run_serve(const ServeCommand& o);
 
 struct InfoOptions {
   std::string model;
+  SourceFlags source;
   bool all_tensors = false;
 };
 int run_info(const InfoOptions& o);
 
 struct ConvertOptions {
-  std::string model_dir;  // HF / sentence-transformers folder
+  std::string model_dir;  // HF / sentence-transformers folder, or a Hub repository of one
   std::string out_path;   // GGUF to write
   std::string type = "f16";
   std::string name;       // general.name (default: the folder's name)
@@ -197,6 +217,7 @@ int run_convert(const ConvertOptions& o);
 
 struct TokenizeOptions {
   std::string model;
+  SourceFlags source;
   std::string input = "-";  // a text file, or "-" for standard input
   bool pieces = false;       // print pieces instead of ids
   bool no_special = false;   // leave out the special tokens the model adds

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -113,6 +114,18 @@ constexpr const char* kSplitSpecialHelp =
     "Read special-token text in the input ([SEP], <|endoftext|>) as plain text, for text you do not control "
     "(default: as the special token, like HF tokenizers and llama.cpp)";
 
+// What a model argument may be, for every command's help.
+constexpr const char* kModelHelp =
+    "Model: a GGUF file, an HF / sentence-transformers folder, a Hugging Face Hub name ORG/NAME, ORG/NAME:QUANT or "
+    "hf://ORG/NAME@REVISION (docs/cli.md), or 'default'";
+
+// Where the model comes from: how an HF folder (or a Hub repository of one) is converted.
+void add_source_flags(CLI::App& app, SourceFlags& s) {
+  app.add_flag("--cache-gguf", s.cache_gguf, "An HF folder or Hub repository of one: convert it once into the cache ($EMBED_CACHE/gguf) "
+               "and map that file, instead of converting it in memory at every load");
+  app.add_option("--convert-type", s.convert_type, "Weight type of that conversion: f32, f16 (default, as embed convert), bf16, q8_0");
+}
+
 // The flags that say what to compute and how to run it, shared by embed and calibrate; returns
 // --prefix (whose presence matters even when empty).
 CLI::Option* add_request_flags(CLI::App& app, EmbedCommand& o) {
@@ -150,10 +163,12 @@ int embed_main(int argc, char** argv) {
              "\nExit codes: 0 ok, 1 engine failure, 2 usage error, 3 bad input data, 4 file error.");
   EmbedCommand o;
   std::vector<std::string> positional;
-  app.add_option("model_and_input", positional, "[MODEL.gguf] INPUT: model (default: the default model) and input file, - for stdin")
+  app.add_option("model_and_input", positional, "[MODEL] INPUT: model (a GGUF file, HF folder or Hub name ORG/NAME; default: the "
+                 "default model) and input file, - for stdin")
       ->required()->expected(1, 2);
-  app.add_option("-m,--model", o.model, "Model file (GGUF), or 'default'");
+  app.add_option("-m,--model", o.model, kModelHelp);
   CLI::Option* prefix = add_request_flags(app, o);
+  add_source_flags(app, o.source);
   app.add_option("--precision", o.precision, "float32 (default), int8, uint8 (need --ranges), binary, ubinary (bit-packed, dims/8 bytes)");
   app.add_option("--ranges", o.ranges, "Calibration ranges for --precision int8 / uint8 (written by `embed calibrate`)");
   app.add_option("-f,--format", o.format, "jsonl (default), json, csv, npy, raw");
@@ -184,6 +199,10 @@ int embed_main(int argc, char** argv) {
     o.input = positional[0];
     if (o.model.empty() && is_gguf_file(o.input))
       throw Error(ErrorKind::InvalidArgument, o.input + " is a model file: give an input file after it (or - for stdin)");
+    std::error_code ec;
+    if (o.model.empty() && o.input != "-" && !std::filesystem::exists(o.input, ec) && parse_hub_name(o.input))
+      throw Error(ErrorKind::InvalidArgument, "no input file " + o.input + "; if it is a model name, give an input file after it: embed " +
+                                                  o.input + " INPUT (or - for stdin)");
   }
   return run_embed(o);
 }
@@ -191,10 +210,11 @@ int embed_main(int argc, char** argv) {
 int calibrate_main(int argc, char** argv) {
   CLI::App app{"Per-dimension ranges of a model's vectors over sample texts, for --precision int8 / uint8", "embed calibrate"};
   EmbedCommand o;
-  app.add_option("model", o.model, "Model file (GGUF), or 'default'")->required();
+  app.add_option("model", o.model, kModelHelp)->required();
   app.add_option("input", o.input, "Sample texts, one per line (- for stdin); hundreds or more")->required();
   app.add_option("-o,--out", o.out, "Ranges file to write (JSON)")->required();
   CLI::Option* prefix = add_request_flags(app, o);
+  add_source_flags(app, o.source);
   if (const int rc = parse(app, argc, argv); rc >= 0) return rc;
   o.prefix_given = prefix->count() > 0;
   return run_calibrate(o);
@@ -205,13 +225,14 @@ int kv_layers_main(int argc, char** argv) {
                "the band of lowest dimension, and with -o a copy of the model with that band stored",
                "embed kv-layers"};
   KvLayersCommand o;
-  app.add_option("model", o.request.model, "Model file (GGUF, a decoder), or 'default'")->required();
+  app.add_option("model", o.request.model, "Model (a decoder): a GGUF file, HF folder or Hub name ORG/NAME[:QUANT], or 'default'")->required();
   app.add_option("input", o.request.input, "Sample texts, one per line (- for stdin); hundreds give a stable estimate")->required();
   app.add_option("-o,--out", o.out, "Write a copy of the model with the band stored (--kv-embedding then uses it)");
   app.add_option("--width", o.width, "Layers in the band (default: as many as the middle third)");
   app.add_option("--sample", o.sample, "Use at most the first N texts (TwoNN compares every pair)")->capture_default_str();
   app.add_flag("--json", o.json, "One JSON object on stdout instead of the table");
   CLI::Option* prefix = add_request_flags(app, o.request);
+  add_source_flags(app, o.request.source);
   if (const int rc = parse(app, argc, argv); rc >= 0) return rc;
   o.request.prefix_given = prefix->count() > 0;
   return run_kv_layers(o);
@@ -220,8 +241,9 @@ int kv_layers_main(int argc, char** argv) {
 int info_main(int argc, char** argv) {
   CLI::App app{"Describe a GGUF file: architecture, hyperparameters, tokenizer, tensors", "embed info"};
   InfoOptions o;
-  app.add_option("model", o.model, "GGUF file")->required();
+  app.add_option("model", o.model, "Model: a GGUF file, an HF folder (described as converted) or a Hub name ORG/NAME[:QUANT]")->required();
   app.add_flag("--all-tensors", o.all_tensors, "List the tensors of every block");
+  add_source_flags(app, o.source);
   if (const int rc = parse(app, argc, argv); rc >= 0) return rc;
   return run_info(o);
 }
@@ -229,7 +251,7 @@ int info_main(int argc, char** argv) {
 int rerank_main(int argc, char** argv) {
   CLI::App app{"Score documents (one per line) against a query with a reranker; best first", "embed rerank"};
   RerankCommand o;
-  app.add_option("model", o.model, "Reranker model (GGUF)")->required();
+  app.add_option("model", o.model, "Reranker model: a GGUF file, HF folder or Hub name ORG/NAME[:QUANT]")->required();
   app.add_option("documents", o.documents, "Documents file, one per line (- for stdin)")->required();
   app.add_option("-q,--query", o.query, "The query")->required();
   app.add_option("-n,--top-n", o.top_n, "Print only the best N");
@@ -242,6 +264,7 @@ int rerank_main(int argc, char** argv) {
   app.add_option("--device", o.device, "cpu (default) or cuda");
   app.add_option("--compat", o.compat, kCompatHelp);
   app.add_option("--compute-type", o.compute_type, kComputeTypeHelp);
+  add_source_flags(app, o.source);
   if (const int rc = parse(app, argc, argv); rc >= 0) return rc;
   return run_rerank(o);
 }
@@ -249,7 +272,7 @@ int rerank_main(int argc, char** argv) {
 int convert_main(int argc, char** argv) {
   CLI::App app{"Convert a HuggingFace / sentence-transformers folder to GGUF (llama.cpp names and keys)", "embed convert"};
   ConvertOptions o;
-  app.add_option("model_dir", o.model_dir, "Folder with config.json, tokenizer.json, model.safetensors")->required();
+  app.add_option("model_dir", o.model_dir, "Folder with config.json, tokenizer.json, model.safetensors, or a Hub repository of one (ORG/NAME)")->required();
   app.add_option("output", o.out_path, "GGUF file to write")->required();
   app.add_option("--type", o.type, "Weight type: f32, f16, bf16 or q8_0 (norms and biases stay f32)")->capture_default_str();
   app.add_option("--name", o.name, "general.name (default: the folder's name)");
@@ -260,8 +283,9 @@ int convert_main(int argc, char** argv) {
 int tokenize_main(int argc, char** argv) {
   CLI::App app{"Print the token ids of each input line (one output line per input line)", "embed tokenize"};
   TokenizeOptions o;
-  app.add_option("model", o.model, "GGUF file")->required();
+  app.add_option("model", o.model, "Model: a GGUF file, an HF folder or a Hub name ORG/NAME[:QUANT]")->required();
   app.add_option("input", o.input, "Text file, one input per line (default: standard input)");
+  add_source_flags(app, o.source);
   app.add_flag("--pieces", o.pieces, "Print the pieces instead of the ids");
   app.add_flag("--no-special", o.no_special, "Leave out the special tokens the model adds (BOS/CLS/EOS/SEP)");
   app.add_flag("--split-special", o.split_special, kSplitSpecialHelp);
@@ -273,8 +297,9 @@ int bench_main(int argc, char** argv) {
   CLI::App app{"Measure embedding speed: model load time, batch texts/s and tokens/s, single-text p50/p99 latency, peak RSS",
                "embed bench"};
   BenchCommand o;
-  app.add_option("model", o.model, "Model file (GGUF), or 'default'")->required();
+  app.add_option("model", o.model, kModelHelp)->required();
   app.add_option("input", o.input, "Texts, one per line (- for stdin)")->required();
+  add_source_flags(app, o.source);
   app.add_option("-t,--threads", o.threads, "CPU threads (default: all cores)");
   app.add_option("--batch-tokens", o.batch_tokens, "Tokens per forward pass (default 4096)");
   app.add_option("--max-tokens", o.max_tokens, "Token limit per text (default: the model's context length)");
@@ -297,7 +322,8 @@ int serve_main(int argc, char** argv) {
   CLI::App app{"Serve embeddings and reranking over HTTP: OpenAI, TEI, Jina/Cohere and llama.cpp routes (docs/server.md)",
                "embed serve"};
   ServeCommand o;
-  app.add_option("model", o.model, "Model file (GGUF), or 'default'")->required();
+  app.add_option("model", o.model, kModelHelp)->required();
+  add_source_flags(app, o.source);
   app.add_option("--host,--hostname", o.host, "Address to listen on (0.0.0.0: every interface)")->capture_default_str();
   app.add_option("-p,--port", o.port, "Port (0: any free port, printed on stderr)")->capture_default_str();
   app.add_option("-t,--threads", o.threads, "Compute threads (default: all cores)");
@@ -305,7 +331,7 @@ int serve_main(int argc, char** argv) {
   app.add_option("--device", o.device, "cpu (default) or cuda");
   app.add_option("--compat", o.compat, kCompatHelp);
   app.add_option("--compute-type", o.compute_type, kComputeTypeHelp);
-  app.add_option("--model-name", o.model_name, "Model id in answers and /v1/models (default: the file name)");
+  app.add_option("--model-name", o.model_name, "Model id in answers and /v1/models (default: ORG/NAME for a Hub name, else the file name)");
   app.add_option("--max-concurrent-requests", o.max_concurrent_requests, "Requests queued or computing at once; more get 429")->capture_default_str();
   app.add_option("--max-batch-tokens", o.max_batch_tokens, "Tokens per forward pass, across requests")->capture_default_str();
   app.add_option("--max-client-batch-size", o.max_client_batch_size, "Inputs per request; more get 413")->capture_default_str();

@@ -47,6 +47,17 @@ Request embed_defaults(const ServeCommand& o) {
   return r;
 }
 
+// The model id answers carry by default: ORG/NAME for a Hub name (as TEI's --model-id), else
+// the file's or folder's name.
+std::string default_model_name(const std::string& model, const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(model, ec))
+    if (auto hub = parse_hub_name(model)) return hub->repo;
+  std::filesystem::path p = std::filesystem::path(path).lexically_normal();
+  if (p.filename().empty()) p = p.parent_path();
+  return std::filesystem::is_directory(p, ec) ? p.filename().string() : p.stem().string();
+}
+
 }  // namespace
 
 int run_serve(const ServeCommand& o) {
@@ -54,7 +65,7 @@ int run_serve(const ServeCommand& o) {
   const Request defaults = embed_defaults(o);
   std::shared_ptr<const QuantizationRanges> ranges;
   if (!o.ranges.empty()) ranges = std::make_shared<const QuantizationRanges>(load_ranges(o.ranges));
-  const std::shared_ptr<const Model> model = load_model(o.model, o.device, o.threads, o.compat, o.compute_type);
+  const std::shared_ptr<const Model> model = load_model(o.model, {o.device, o.threads, o.compat, o.compute_type, o.source});
   const ModelDescription& d = model->describe();
   const int64_t max_input = o.max_input_tokens > 0 ? o.max_input_tokens : d.n_ctx;
   check_config(o, d, max_input);
@@ -74,7 +85,7 @@ int run_serve(const ServeCommand& o) {
   scheduler.on_pass([&](const PassStats& p) { metrics.pass(p.sequences, p.tokens, p.seconds); });
 
   server::ApiConfig ac;
-  ac.model_name = o.model_name.empty() ? std::filesystem::path(d.path).stem().string() : o.model_name;
+  ac.model_name = o.model_name.empty() ? default_model_name(o.model, d.path) : o.model_name;
   ac.max_client_batch_size = o.max_client_batch_size;
   ac.auto_truncate = o.auto_truncate;
   ac.split_special = o.split_special;
