@@ -59,6 +59,22 @@ bool is_commit_hash(const std::string& s) {
   return s.size() == 40 && std::all_of(s.begin(), s.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
 }
 
+bool is_hex_id(const std::string& id) {
+  return (id.size() == 40 || id.size() == 64) &&
+         std::all_of(id.begin(), id.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
+
+bool is_safe_repo_path(const std::string& path) {
+  if (path.empty() || path.front() == '/' || path.find_first_of(std::string("\\\0", 2)) != std::string::npos) return false;
+  for (size_t begin = 0; begin <= path.size();) {
+    const size_t end = std::min(path.find('/', begin), path.size());
+    const std::string part = path.substr(begin, end - begin);
+    if (part.empty() || part == "." || part == "..") return false;
+    begin = end + 1;
+  }
+  return true;
+}
+
 bool env_truthy(const char* name) {
   const char* v = std::getenv(name);
   if (!v) return false;
@@ -123,6 +139,7 @@ std::optional<std::vector<RepoFile>> HubCache::read_tree(const std::string& repo
       f.size = it.value().at("size").get<int64_t>();
       f.blob_id = it.value().at("blob_id").get<std::string>();
       if (it.value().contains("lfs_sha256") && it.value()["lfs_sha256"].is_string()) f.lfs_sha256 = it.value()["lfs_sha256"].get<std::string>();
+      if (!is_safe_repo_path(f.path) || !is_hex_id(f.etag())) return std::nullopt;  // listed again from the Hub
       files.push_back(std::move(f));
     }
     std::sort(files.begin(), files.end(), [](const RepoFile& a, const RepoFile& b) { return a.path < b.path; });

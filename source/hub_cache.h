@@ -29,6 +29,12 @@ struct RepoFile {
 // "models--ORG--NAME": a repository's folder in the cache.
 std::string repo_folder_name(const std::string& repo);
 
+// A path inside a repository that stays inside a snapshot folder: relative, '/'-separated, no
+// empty, "." or ".." component, no backslash or NUL.
+bool is_safe_repo_path(const std::string& path);
+// A content id the cache names a blob by: 40 (git sha1) or 64 (sha256) lower-case hex digits.
+bool is_hex_id(const std::string& id);
+
 // A 40-digit lower-case hex commit id.
 bool is_commit_hash(const std::string& s);
 

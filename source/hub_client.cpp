@@ -236,6 +236,9 @@ std::vector<RepoFile> HubClient::list_files(const std::string& repo, const std::
         f.size = e.at("size").get<int64_t>();
         f.blob_id = e.at("oid").get<std::string>();
         if (e.contains("lfs") && e["lfs"].is_object()) f.lfs_sha256 = e["lfs"].at("oid").get<std::string>();
+        // Paths and ids become file names in the cache: nothing may point outside it.
+        if (!is_safe_repo_path(f.path) || !is_hex_id(f.etag()) || f.size < 0)
+          fail(ErrorKind::Format, r.url + ": the file list names '" + f.path + "' (" + f.etag() + "), which cannot be a file of the repository");
         files.push_back(std::move(f));
       }
     } catch (const nlohmann::json::exception& e) {
@@ -281,6 +284,7 @@ HubClient::FileMetadata HubClient::head(const std::string& repo, const std::stri
                                   ": it does not look like a Hugging Face Hub (check HF_ENDPOINT, the proxy and TLS settings)");
     if (*repo_commit != commit) fail(ErrorKind::Format, url + ": the Hub answered for commit " + *repo_commit + ", not " + commit);
     m.etag = normalize_etag(*etag);
+    if (!is_hex_id(m.etag)) fail(ErrorKind::Format, url + ": the ETag '" + m.etag + "' is not a content id (sha256 or git sha1)");
     m.size = std::strtoll(size->c_str(), nullptr, 10);
     m.location = redirect ? resolve_location(url, *r.headers.get("Location")) : url;
     // The listing and the file's own headers must agree: the etag names the blob in the cache.
@@ -363,6 +367,47 @@ int64_t range_start(const HttpHeaders& h) {
   return std::strtoll(cr->c_str() + 6, nullptr, 10);
 }
 
+
+// One GET of what `part` lacks (a Range after its bytes): the answer, with `bad_range` set when
+// a 206 does not start where asked. Throws TransportError when the transfer breaks off.
+HttpResponse get_rest(HttpRequest req, PartialFile& part, DownloadProgress& bar, bool& bad_range) {
+  if (part.have > 0) req.headers.push_back("Range: bytes=" + std::to_string(part.have) + "-");
+  bool write_failed = false;
+  req.on_response = [&](long status, const HttpHeaders& h) {
+    if (status == 206 && range_start(h) != part.have) return !(bad_range = true);
+    if (status == 200 && part.have > 0) part.restart();  // the Range was ignored: start over
+    return status == 200 || status == 206;
+  };
+  req.on_data = [&](const char* d, size_t n) {
+    if (!part.append(d, n)) return !(write_failed = true);
+    bar.update(part.have);
+    return true;
+  };
+  try {
+    return http_request(req);
+  } catch (const TransportError&) {
+    if (write_failed) fail(ErrorKind::Io, part.path + ": cannot write: " + std::strerror(errno));
+    throw;
+  }
+}
+
+// The size and, for an LFS file, the sha256 of a finished download; a file that fails is deleted.
+void check_download(PartialFile& part, const RepoFile& file, int64_t size, const std::string& what) {
+  std::error_code ec;
+  if (part.have != size) {
+    fs::remove(part.path, ec);
+    fail(ErrorKind::Io, "downloading " + what + ": received " + std::to_string(part.have) + " bytes, the Hub said " +
+                            std::to_string(size) + "; the partial file was deleted, run again");
+  }
+  if (file.lfs_sha256.empty()) return;
+  const std::string digest = part.hash.hex();
+  if (digest != file.lfs_sha256) {
+    fs::remove(part.path, ec);
+    fail(ErrorKind::Format, "checksum mismatch for " + what + ": its sha256 is " + digest + ", the Hub lists " + file.lfs_sha256 +
+                                "; the download was deleted and not used (run again; if it persists, the mirror or proxy alters files)");
+  }
+}
+
 }  // namespace
 
 // GET the file into blobs/<etag>.incomplete (the name older huggingface_hub versions resume from
@@ -376,34 +421,20 @@ void HubClient::download(const std::string& repo, const RepoFile& file, const Fi
   if (part.have > meta.size) part.restart();
   DownloadProgress bar(progress_);
   bar.start(repo + "/" + file.path, meta.size, part.have);
-  // A signed URL on another host (the LFS store, a CDN) gets no token.
-  const bool same_origin = origin(meta.location) == origin(s_.endpoint + "/");
+  HttpRequest req;
+  req.url = meta.location;
+  req.headers = headers(origin(meta.location) == origin(s_.endpoint + "/"));  // no token for another host (a signed URL)
+  req.follow_redirects = true;
+  req.connect_timeout = s_.etag_timeout;
+  req.read_timeout = s_.download_timeout;
   const std::string what = file.path + " of " + repo;
   for (int failures = 0;;) {
-    HttpRequest req;
-    req.url = meta.location;
-    req.headers = headers(same_origin);
-    req.follow_redirects = true;
-    req.connect_timeout = s_.etag_timeout;
-    req.read_timeout = s_.download_timeout;
-    if (part.have > 0) req.headers.push_back("Range: bytes=" + std::to_string(part.have) + "-");
-    bool write_failed = false, bad_range = false;
-    req.on_response = [&](long status, const HttpHeaders& h) {
-      if (status == 206 && range_start(h) != part.have) return !(bad_range = true);
-      if (status == 200 && part.have > 0) part.restart();  // the Range was ignored: start over
-      return status == 200 || status == 206;
-    };
-    req.on_data = [&](const char* d, size_t n) {
-      if (!part.append(d, n)) return !(write_failed = true);
-      bar.update(part.have);
-      return true;
-    };
     const int64_t before = part.have;
+    bool bad_range = false;
     HttpResponse r;
     try {
-      r = http_request(req);
+      r = get_rest(req, part, bar, bad_range);
     } catch (const TransportError& e) {
-      if (write_failed) fail(ErrorKind::Io, part.path + ": cannot write: " + std::strerror(errno));
       failures = part.have > before ? 1 : failures + 1;
       if (!e.retryable() || failures > kDownloadRetries) {
         std::fflush(part.f);
@@ -425,19 +456,7 @@ void HubClient::download(const std::string& repo, const RepoFile& file, const Fi
   }
   bar.finish(part.have);
   part.close();
-  if (part.have != meta.size) {
-    fs::remove(part.path, ec);
-    fail(ErrorKind::Io, "downloading " + what + ": received " + std::to_string(part.have) + " bytes, the Hub said " +
-                            std::to_string(meta.size) + "; the partial file was deleted, run again");
-  }
-  if (!file.lfs_sha256.empty()) {
-    const std::string digest = part.hash.hex();
-    if (digest != file.lfs_sha256) {
-      fs::remove(part.path, ec);
-      fail(ErrorKind::Format, "checksum mismatch for " + what + ": its sha256 is " + digest + ", the Hub lists " + file.lfs_sha256 +
-                                  "; the download was deleted and not used (run again; if it persists, the mirror or proxy alters files)");
-    }
-  }
+  check_download(part, file, meta.size, what);
   fs::rename(part.path, blob, ec);
   if (ec) fail(ErrorKind::Io, blob + ": cannot move the download into place: " + ec.message());
 }

@@ -289,7 +289,7 @@ std::optional<HubName> parse_hub_name(const std::string& arg) {
       if (!n.quant.empty() || !std::regex_match(value, quant)) return bad("':" + value + "' is not a quantization tag such as Q8_0");
       n.quant = value;
     } else {
-      if (value.empty() || value.find_first_of(" \t\n") != std::string::npos) return bad("'@" + value + "' is not a revision");
+      if (!source::is_safe_repo_path(value) || value.find_first_of(" \t\n") != std::string::npos) return bad("'@" + value + "' is not a revision");
       n.revision = value;
     }
     at = next;

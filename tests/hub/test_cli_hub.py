@@ -273,6 +273,12 @@ class Errors(HubTest):
         self.hub.faults.clear()
         self.assertEqual(self.by_name("test-org/tiny-gguf:F32"), self.local("F32"))
 
+    def test_a_file_list_that_points_outside_the_cache_is_refused(self):
+        self.hub.add_repo("test-org/escape", {"../../escape-Q8_0.gguf": FIXTURES.gguf["Q8_0"].read_bytes()})
+        self.fails(["test-org/escape", FIXTURES.input], 1, "cannot be a file of the repository")
+        self.assertFalse((pathlib.Path(self.env["HF_HUB_CACHE"]) / "escape-Q8_0.gguf").exists())
+        self.assertEqual(self.hub.requests("lfs"), [])
+
     def test_an_input_file_after_a_name_is_asked_for(self):
         self.fails(["test-org/tiny-gguf"], 3, "if it is a model name, give an input file after it")
         self.fails(["hf://test-org", FIXTURES.input], 3, "is not a Hub name")

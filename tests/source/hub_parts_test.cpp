@@ -94,6 +94,7 @@ TEST_CASE("Hub names: ORG/NAME, a quantization tag, a revision, hf://") {
   for (const char* not_a_name : {"model.gguf", "default", "/abs/org/name", "./org/name", "a/b/c", "org/model.gguf", "org/-name", "org/na--me",
                                  "org/na..me", "org/name:", "org/name@"})
     CHECK_FALSE(parse_hub_name(not_a_name));
+  CHECK_FALSE(parse_hub_name("org/name@../../x"));  // a revision is a path under refs/
   CHECK_THROWS_WITH(parse_hub_name("hf://org"), Catch::Contains("must be ORG/NAME"));
   CHECK_THROWS_WITH(parse_hub_name("hf://org/name:Q8 0"), Catch::Contains("not a quantization tag"));
 }
@@ -121,6 +122,14 @@ TEST_CASE("the cache's place and layout follow huggingface_hub's variables") {
   CHECK(hc.snapshot_dir("o/n", std::string(40, 'a')) == "/c/models--o--n/snapshots/" + std::string(40, 'a'));
   CHECK(hc.blob_path("o/n", "abc") == "/c/models--o--n/blobs/abc");
   CHECK(hc.lock_path("o/n", "abc") == "/c/.locks/models--o--n/abc.lock");
+  // What may become a file name in the cache.
+  for (const char* ok : {"config.json", "1_Pooling/config.json", "refs/pr/1", "a.b/c..d"}) CHECK(is_safe_repo_path(ok));
+  for (const char* bad : {"", "/etc/passwd", "../x", "a/../../x", "a//b", "a/./b", "a/", "a\\b"}) CHECK_FALSE(is_safe_repo_path(bad));
+  CHECK_FALSE(is_safe_repo_path(std::string("a\0b", 3)));
+  CHECK(is_hex_id(std::string(40, 'a')));
+  CHECK(is_hex_id(std::string(64, '0')));
+  CHECK_FALSE(is_hex_id(std::string(63, '0')));
+  CHECK_FALSE(is_hex_id("../../" + std::string(34, 'a')));
   CHECK(is_commit_hash(std::string(40, 'f')));
   CHECK_FALSE(is_commit_hash(std::string(40, 'F')));
   CHECK_FALSE(is_commit_hash("main"));
@@ -138,19 +147,20 @@ TEST_CASE("refs, tree listings and snapshot links round-trip in the cache") {
   std::ifstream ref(root / "models--o--n/refs/refs/pr/1");
   std::string text((std::istreambuf_iterator<char>(ref)), {});
   CHECK(text == commit);  // no newline, as huggingface_hub writes it
-  const std::vector<RepoFile> files = {{"b/c.json", 3, "1111", ""}, {"a.gguf", 5, "2222", std::string(64, 'e')}};
+  const std::string sha1(40, '1');
+  const std::vector<RepoFile> files = {{"b/c.json", 3, sha1, ""}, {"a.gguf", 5, std::string(40, '2'), std::string(64, 'e')}};
   hc.write_tree("o/n", commit, files);
   const auto back = hc.read_tree("o/n", commit);
   REQUIRE(back);
   REQUIRE(back->size() == 2);
   CHECK((*back)[0].path == "a.gguf");  // sorted by path
   CHECK((*back)[0].etag() == std::string(64, 'e'));
-  CHECK((*back)[1].etag() == "1111");
+  CHECK((*back)[1].etag() == sha1);
   fs::create_directories(root / "models--o--n/blobs");
-  std::ofstream(root / "models--o--n/blobs/1111") << "abc";
-  hc.link_snapshot("o/n", commit, "b/c.json", "1111", true);
+  std::ofstream(root / "models--o--n/blobs" / sha1) << "abc";
+  hc.link_snapshot("o/n", commit, "b/c.json", sha1, true);
   const fs::path pointer = root / "models--o--n/snapshots" / commit / "b/c.json";
-  CHECK(fs::read_symlink(pointer) == "../../../blobs/1111");
+  CHECK(fs::read_symlink(pointer) == "../../../blobs/" + sha1);
   std::ifstream in(pointer);
   std::string got;
   in >> got;
