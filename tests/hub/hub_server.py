@@ -83,6 +83,7 @@ class LocalHub:
         self.repos: dict[str, Repo] = {}
         self.log: list[dict] = []
         self.faults: dict[str, Fault] = {}  # by sha256
+        self.renamed: dict[str, str] = {}  # old repository id -> new: answered with a redirect on the same host
         self.page_size = page_size
         self.lock = threading.Lock()
         self._hub = _Server(("127.0.0.1", 0), _HubHandler, self)
@@ -209,6 +210,11 @@ class _HubHandler(_Handler):
         token = self.token()
         if token is not None and token not in (GOOD_TOKEN, NO_ACCESS_TOKEN):
             return self.error(401, None, "Invalid credentials in Authorization header")
+        at = 2 if parts[:2] == ["api", "models"] else 0
+        old = "/".join(parts[at:at + 2])
+        if old in self.hub.renamed:  # a renamed repository: the Hub redirects, relative, to the new name
+            target = url.path.replace("/" + old + "/", "/" + self.hub.renamed[old] + "/", 1) + ("?" + url.query if url.query else "")
+            return self.answer(307, b"", {"Location": target})
         if len(parts) >= 4 and parts[0] == "api" and parts[1] == "models":
             return self.api(parts[2] + "/" + parts[3], parts[4:], url.query)
         if len(parts) >= 5 and parts[2] == "resolve":

@@ -126,6 +126,12 @@ class Download(HubTest):
         self.assertEqual(self.hub.requests(), [])  # a commit needs no lookup
         self.fails(["hf://test-org/tiny-gguf@no-such-branch", FIXTURES.input], 4, "has no revision matching 'no-such-branch'")
 
+    def test_a_renamed_repository_is_followed(self):
+        self.hub.renamed["old-org/tiny"] = "test-org/tiny-gguf"
+        self.assertEqual(self.by_name("old-org/tiny:F16"), self.local("F16"))
+        self.assertTrue(any(r["path"].startswith("/old-org/tiny/resolve/") for r in self.hub.requests("hub", "HEAD")))
+        self.assertTrue((self.repo_dir("old-org/tiny") / "refs" / "main").exists())  # cached under the name asked for, as huggingface_hub
+
     def test_a_sentence_transformers_repository_runs_as_its_converted_gguf(self):
         converted = self.tmp / "converted.gguf"
         run_embed(["convert", ST_FOLDER, converted], self.env)
