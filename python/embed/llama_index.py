@@ -16,7 +16,8 @@ import embed
 class EmbedEmbedding(BaseEmbedding):
     """Texts and queries embedded in process by embed.
 
-    model: an embed.Model or the path of a GGUF file (loaded with `threads` and `device`).
+    model: an embed.Model, or what embed.Model takes (a GGUF file, an HF folder, a Hub name ORG/NAME),
+    loaded with `threads` and `device`.
     query_prompt_name / text_prompt_name: the prompt of each side (the model's prompts or the
     engine's presets, e.g. "e5-query" / "e5-passage"); None: the model's default prompt.
     dimensions: Matryoshka truncation. embed_batch_size (LlamaIndex's) is how many texts
