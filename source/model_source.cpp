@@ -35,11 +35,6 @@ namespace {
 using Json = nlohmann::json;
 using JsonReader = std::function<Json(const std::string& path)>;
 
-// The repository files the converter reads besides the weights and the modules' folders.
-const char* const kHfRootFiles[] = {"config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json",
-                                    "added_tokens.json", "modules.json", "config_sentence_transformers.json",
-                                    "sentence_bert_config.json", "tokenizer.model"};
-
 std::string listing(const std::set<std::string>& files) {
   std::string s;
   size_t n = 0;
@@ -54,9 +49,11 @@ bool has_suffix(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
-// The files of an HF repository the converter reads (tools/convert: config, tokenizer, the
-// sentence-transformers configs, the safetensors weights or shards, the modules' folders), given
-// the repository's files and a reader of the JSON files it must look into first.
+// The files of an HF repository the converter may read, given the repository's files and a reader
+// of the JSON files it must look into first: every top-level JSON file (config, tokenizer and
+// sentence-transformers configs; all small) and *.model (SentencePiece), the safetensors weights
+// or the shards the index names, and the JSON and safetensors files of the folders modules.json
+// names. Not README, ONNX, OpenVINO, PyTorch or TensorFlow weights.
 std::vector<std::string> hf_files_needed(const std::string& repo, const std::set<std::string>& files, const JsonReader& read_json) {
   if (!files.count("config.json"))
     fail(ErrorKind::Unsupported, repo + " has neither GGUF files nor a config.json: not a model repository embed can run (files: " +
@@ -64,12 +61,11 @@ std::vector<std::string> hf_files_needed(const std::string& repo, const std::set
   if (!files.count("tokenizer.json"))
     fail(ErrorKind::Unsupported, repo + " has no tokenizer.json, which the conversion reads the vocabulary from");
   std::vector<std::string> needed;
-  for (const char* f : kHfRootFiles)
-    if (files.count(f)) needed.push_back(f);
+  for (const std::string& f : files)
+    if (f.find('/') == std::string::npos && (has_suffix(f, ".json") || has_suffix(f, ".model"))) needed.push_back(f);
   if (files.count("model.safetensors")) {
     needed.push_back("model.safetensors");
   } else if (files.count("model.safetensors.index.json")) {
-    needed.push_back("model.safetensors.index.json");
     std::set<std::string> shards;
     const Json index = read_json("model.safetensors.index.json");
     for (const auto& [tensor, shard] : index.at("weight_map").items()) shards.insert(shard.get<std::string>());

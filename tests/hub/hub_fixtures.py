@@ -6,12 +6,14 @@ the hub tests share: the embed command, an isolated environment per test, vector
                          must never be chosen, a README; tags v1.0 and main
   test-org/tiny-st       the sentence-transformers folder itself (Pooling, Dense, prompts), plus a
                          README and an onnx/ folder that embed must not download
+  test-org/tiny-st-sharded  the same with its weights in two safetensors shards and their index
   test-org/gated-gguf    a gated copy of the Q8_0 file
   test-org/pytorch-only  config and tokenizer with pytorch_model.bin weights only
 """
 
 from __future__ import annotations
 
+import json
 import os
 import pathlib
 import shutil
@@ -61,9 +63,35 @@ class Fixtures:
         })
         hub.add_repo("test-org/tiny-gguf", gguf_files, tags=("v1.0",))
         hub.add_folder("test-org/tiny-st", str(ST_FOLDER), extra={"README.md": b"# tiny-st\n", "onnx/model.onnx": b"not needed" * 100})
+        sharded = {p: f.data for p, f in hub.repos["test-org/tiny-st"].files.items() if p != "model.safetensors" and not p.startswith("onnx/")}
+        sharded.update(shard_safetensors(read(ST_FOLDER / "model.safetensors")))
+        hub.add_repo("test-org/tiny-st-sharded", sharded)
         hub.add_repo("test-org/gated-gguf", {"tiny-Q8_0.gguf": read(self.gguf["Q8_0"]), "README.md": b"# gated\n"}, gated=True)
         hub.add_repo("test-org/pytorch-only", {"config.json": read(ST_FOLDER / "config.json"), "tokenizer.json": read(ST_FOLDER / "tokenizer.json"),
                                                "pytorch_model.bin": b"\x80\x02 pickled weights"})
+
+
+def shard_safetensors(data: bytes) -> dict[str, bytes]:
+    """A safetensors file split in two shards with the index transformers writes."""
+    n = int.from_bytes(data[:8], "little")
+    header = json.loads(data[8:8 + n])
+    body = data[8 + n:]
+    names = sorted(k for k in header if k != "__metadata__")
+    parts = [names[: len(names) // 2], names[len(names) // 2:]]
+    files, weight_map = {}, {}
+    for i, part in enumerate(parts, 1):
+        shard = f"model-{i:05d}-of-{len(parts):05d}.safetensors"
+        head, blob = {}, b""
+        for name in part:
+            begin, end = header[name]["data_offsets"]
+            head[name] = dict(header[name], data_offsets=[len(blob), len(blob) + end - begin])
+            blob += body[begin:end]
+            weight_map[name] = shard
+        encoded = json.dumps(head).encode()
+        encoded += b" " * (-len(encoded) % 8)
+        files[shard] = len(encoded).to_bytes(8, "little") + encoded + blob
+    files["model.safetensors.index.json"] = json.dumps({"metadata": {"total_size": len(body)}, "weight_map": weight_map}).encode()
+    return files
 
 
 def isolated_env(tmp: pathlib.Path, hub: LocalHub | None) -> dict:

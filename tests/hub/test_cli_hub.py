@@ -147,6 +147,11 @@ class Download(HubTest):
         self.assertEqual(self.by_name("test-org/tiny-st"), want)
         self.assertEqual(self.hub.requests(), [])
 
+    def test_sharded_weights_are_fetched_through_their_index(self):
+        self.assertEqual(self.by_name("test-org/tiny-st-sharded"), self.by_name("test-org/tiny-st"))
+        shards = [r["path"] for r in self.hub.requests("hub", "HEAD") if "/test-org/tiny-st-sharded/" in r["path"]]
+        self.assertEqual(sum(p.endswith("-of-00002.safetensors") for p in shards), 2)
+
     def test_cache_gguf_converts_once(self):
         converted = self.tmp / "converted.gguf"
         run_embed(["convert", ST_FOLDER, converted, "--type", "q8_0"], self.env)
@@ -367,9 +372,9 @@ class RealModel(HubTest):
         commit = self.hub.repos["sentence-transformers/all-MiniLM-L6-v2"].commit
         snapshot = self.repo_dir("sentence-transformers/all-MiniLM-L6-v2") / "snapshots" / commit
         fetched = sorted(str(p.relative_to(snapshot)) for p in snapshot.rglob("*") if not p.is_dir())
-        self.assertEqual(fetched, ["1_Pooling/config.json", "config.json", "config_sentence_transformers.json", "model.safetensors",
-                                   "modules.json", "sentence_bert_config.json", "special_tokens_map.json", "tokenizer.json",
-                                   "tokenizer_config.json"])
+        self.assertEqual(fetched, ["1_Pooling/config.json", "config.json", "config_sentence_transformers.json", "data_config.json",
+                                   "model.safetensors", "modules.json", "sentence_bert_config.json", "special_tokens_map.json",
+                                   "tokenizer.json", "tokenizer_config.json"])  # not README.md, vocab.txt, .gitattributes
 
 
 class LocalFolder(unittest.TestCase):
