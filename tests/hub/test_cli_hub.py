@@ -399,6 +399,16 @@ class LocalFolder(unittest.TestCase):
         self.assertEqual(len(cached), 1)
         self.assertEqual(cached[0].read_bytes(), (self.tmp / "converted-f16.gguf").read_bytes())
 
+    def test_kv_layers_writes_a_folders_conversion_with_its_band(self):
+        folder = ST_FOLDER.parent / "qwen3-embedding-tiny"  # a decoder
+        texts = self.tmp / "texts.txt"
+        words = "the a cat dog runs sits on mat under tree blue red green big small house car road river".split()
+        texts.write_text("".join(" ".join(words[(i * 7 + j * 3) % len(words)] for j in range(3 + i % 9)) + "\n" for i in range(60)))
+        run_embed(["convert", folder, self.tmp / "converted.gguf"], self.env)
+        run_embed(["kv-layers", self.tmp / "converted.gguf", texts, "-o", self.tmp / "from-file.gguf"], self.env)
+        run_embed(["kv-layers", folder, texts, "-o", self.tmp / "from-folder.gguf"], self.env)
+        self.assertEqual((self.tmp / "from-folder.gguf").read_bytes(), (self.tmp / "from-file.gguf").read_bytes())
+
     def test_no_such_path(self):
         done = run_embed([self.tmp / "nothing-here", FIXTURES.input], self.env, check=False)
         self.assertEqual(done.returncode, 4)

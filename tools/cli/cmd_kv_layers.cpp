@@ -86,7 +86,7 @@ int run_kv_layers(const KvLayersCommand& o) {
     std::vector<float> as_float(dims.begin(), dims.end());
     edits.set_array<float>(kKvDimensionsKey, as_float);
     edits.set<uint32_t>(kKvSampleKey, static_cast<uint32_t>(ls.rows));
-    const gguf::File source = gguf::File::open(d.path);
+    const gguf::File source = open_model_file(resolve_model(e.model), source_options(e.source));  // a folder: converted again
     gguf::write_with_metadata(source, edits, o.out);
     std::fprintf(stderr, "embed: %s written: %s with KV-Embedding band %d-%d stored (--kv-embedding uses it)\n", o.out.c_str(), d.path.c_str(),
                  band.first, band.second);
