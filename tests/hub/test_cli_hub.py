@@ -395,6 +395,9 @@ class LocalFolder(unittest.TestCase):
             flags = [] if t == "f16" else ["--convert-type", t]
             self.assertEqual(vectors(ST_FOLDER, FIXTURES, self.env, self.tmp, *flags), want, t)
             self.assertEqual(vectors(ST_FOLDER, FIXTURES, self.env, self.tmp, "--cache-gguf", *flags), want, t)
+        info = run_embed(["info", ST_FOLDER], self.env).stdout
+        self.assertIn("an HF folder converted in memory", info.splitlines()[0])
+        self.assertIn("dense_2.weight", info)
         cached = list((pathlib.Path(self.env["EMBED_CACHE"]) / "gguf" / "folders").glob("bert-dense-tiny-*-f16.gguf"))
         self.assertEqual(len(cached), 1)
         self.assertEqual(cached[0].read_bytes(), (self.tmp / "converted-f16.gguf").read_bytes())

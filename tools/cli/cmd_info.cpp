@@ -3,6 +3,7 @@
 // run it with. Reads metadata only; loads no weights.
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <string>
 
@@ -61,7 +62,9 @@ const char* pooling_name(int64_t p) {
 int run_info(const InfoOptions& o) {
   const gguf::File f = open_model_file(o.model, source_options(o.source));
   const std::string arch = f.get_or<std::string>("general.architecture", "(none)");
-  const std::string where = f.path() == o.model ? o.model : o.model + " = " + f.path();  // a Hub name, a converted folder
+  std::error_code ec;
+  std::string where = f.path() == o.model ? o.model : o.model + " = " + f.path();  // a Hub name, a cached conversion
+  if (std::filesystem::is_directory(f.path(), ec)) where += ", an HF folder converted in memory";
   std::printf("file:          %s (%s, GGUF v%u, alignment %u)\n", where.c_str(), human_bytes(f.size()).c_str(),
               f.version(), f.alignment());
   std::printf("architecture:  %s\n", arch.c_str());
