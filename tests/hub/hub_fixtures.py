@@ -98,7 +98,8 @@ def isolated_env(tmp: pathlib.Path, hub: LocalHub | None) -> dict:
     """An environment with its own caches and no token: HF_HUB_CACHE, EMBED_CACHE and HOME under `tmp`."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "HUGGING", "TRANSFORMERS_", "EMBED_CACHE"))}
     env.update({"HOME": str(tmp / "home"), "HF_HOME": str(tmp / "hf-home"), "HF_HUB_CACHE": str(tmp / "hf-cache"),
-                "EMBED_CACHE": str(tmp / "embed-cache"), "HF_HUB_DISABLE_TELEMETRY": "1"})
+                "EMBED_CACHE": str(tmp / "embed-cache"), "HF_HUB_DISABLE_TELEMETRY": "1",
+                "no_proxy": "127.0.0.1,localhost", "NO_PROXY": "127.0.0.1,localhost"})  # the test hub is local, whatever proxy is set
     if hub is not None:
         env["HF_ENDPOINT"] = hub.endpoint
     return env

@@ -34,6 +34,7 @@ def hub_env(hub, tmp_path, monkeypatch):
             monkeypatch.delenv(name)
     test_hub, fixtures = hub
     monkeypatch.setenv("HF_ENDPOINT", test_hub.endpoint)
+    monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")  # the test hub is local, whatever proxy is set
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf-cache"))
     monkeypatch.setenv("EMBED_CACHE", str(tmp_path / "embed-cache"))
