@@ -111,6 +111,18 @@ class Download(HubTest):
         self.assertEqual(self.by_name("test-org/tiny-gguf"), first)  # llama.cpp's choice: no Q4_K_M, so Q8_0
         self.assertEqual(self.hub.requests(), [])
 
+    def test_without_symlinks_the_file_moves_into_the_snapshot(self):
+        self.env["HF_HUB_DISABLE_SYMLINKS"] = "1"
+        self.assertEqual(self.by_name("test-org/tiny-gguf:Q8_0"), self.local("Q8_0"))
+        f = self.hub.repos["test-org/tiny-gguf"].files["tiny-Q8_0.gguf"]
+        pointer = self.repo_dir("test-org/tiny-gguf") / "snapshots" / self.hub.repos["test-org/tiny-gguf"].commit / "tiny-Q8_0.gguf"
+        self.assertFalse(pointer.is_symlink())
+        self.assertEqual(pointer.read_bytes(), f.data)
+        self.assertFalse((self.repo_dir("test-org/tiny-gguf") / "blobs" / f.sha256).exists())  # moved, as huggingface_hub does
+        self.hub.reset_log()
+        self.assertEqual(self.by_name("test-org/tiny-gguf:Q8_0"), self.local("Q8_0"))
+        self.assertEqual(self.hub.requests(), [])
+
     def test_quantization_tags_choose_as_llama_cpp(self):
         self.assertEqual(self.by_name("test-org/tiny-gguf:f16"), self.local("F16"))  # any case; the mmproj file is skipped
         self.assertEqual(self.by_name("test-org/tiny-gguf:BF16"), self.local("BF16"))
