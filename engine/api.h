@@ -101,8 +101,15 @@ struct ModelDescription {
   std::vector<float> layer_dimensions;  // kKvDimensionsKey, when stored
 };
 
+// The file a model argument names, as every front end reads it: a path as it is; "default" (or
+// "") the default model: $EMBED_MODEL, else all-MiniLM-L6-v2 f16 in the cache that
+// `tools/models.sh default` fills ($EMBED_CACHE, else ~/.cache/embed). Throws Error(Io) naming the
+// command that installs the default model when it is missing.
+std::string resolve_model_path(const std::string& model);
+
 class Model {
  public:
+  // `path` as resolve_model_path reads it.
   static Result<std::shared_ptr<const Model>> load(const std::string& path, const ModelOptions& o = {});
   ~Model();
   const ModelDescription& describe() const { return desc_; }

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "base/error.h"
+#include "engine/api.h"
 #include "gguf/file.h"
 #include "tokenizer/tokenizer.h"
 #include "tools/cli/commands.h"
@@ -36,7 +37,7 @@ std::string printable_piece(std::string_view p) {
 }  // namespace
 
 int run_tokenize(const TokenizeOptions& o) {
-  const gguf::File f = gguf::File::open(o.model);
+  const gguf::File f = gguf::File::open(resolve_model_path(o.model));
   const auto tok = tok::Tokenizer::from_gguf(f);
   for (const auto& w : tok->load_warnings()) std::fprintf(stderr, "embed: warning: %s\n", w.c_str());
   std::ifstream file;
