@@ -90,31 +90,42 @@ inline void split32(const float* x, __m512i& hi, __m512i& lo) {
       _mm512_cvtne2ps_pbh(_mm512_sub_ps(x1, bf16_lo_half_to_f32(h1)), _mm512_sub_ps(x0, bf16_lo_half_to_f32(h0))));
 }
 
+// The all-ones masked forms of unpack and shuffle: the same instructions as the unmasked
+// intrinsics, which GCC 12 expands with _mm512_undefined_epi32() and then reports as used
+// uninitialized wherever they are inlined (-Wuninitialized false positive, GCC bug 105593, fixed
+// in GCC 13).
+inline __m512i unpacklo32(__m512i a, __m512i b) { return _mm512_mask_unpacklo_epi32(a, 0xFFFF, a, b); }
+inline __m512i unpackhi32(__m512i a, __m512i b) { return _mm512_mask_unpackhi_epi32(a, 0xFFFF, a, b); }
+inline __m512i unpacklo64(__m512i a, __m512i b) { return _mm512_mask_unpacklo_epi64(a, 0xFF, a, b); }
+inline __m512i unpackhi64(__m512i a, __m512i b) { return _mm512_mask_unpackhi_epi64(a, 0xFF, a, b); }
+template <int kImm>
+inline __m512i shuffle128(__m512i a, __m512i b) { return _mm512_mask_shuffle_i32x4(a, 0xFFFF, a, b, kImm); }
+
 // In-register transpose of a 16 x 16 matrix of 32-bit elements (r[i] is row i).
 inline void transpose16x16(__m512i r[16]) {
   __m512i t[16];
   for (int i = 0; i < 16; i += 2) {
-    t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
-    t[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
+    t[i] = unpacklo32(r[i], r[i + 1]);
+    t[i + 1] = unpackhi32(r[i], r[i + 1]);
   }
   for (int i = 0; i < 16; i += 4) {
-    r[i] = _mm512_unpacklo_epi64(t[i], t[i + 2]);
-    r[i + 1] = _mm512_unpackhi_epi64(t[i], t[i + 2]);
-    r[i + 2] = _mm512_unpacklo_epi64(t[i + 1], t[i + 3]);
-    r[i + 3] = _mm512_unpackhi_epi64(t[i + 1], t[i + 3]);
+    r[i] = unpacklo64(t[i], t[i + 2]);
+    r[i + 1] = unpackhi64(t[i], t[i + 2]);
+    r[i + 2] = unpacklo64(t[i + 1], t[i + 3]);
+    r[i + 3] = unpackhi64(t[i + 1], t[i + 3]);
   }
   // Now r[4b + j] holds, in each 128-bit lane L, row (4L'..) elements: finish with 128-bit shuffles.
   for (int i = 0; i < 4; i++) {
-    t[i] = _mm512_shuffle_i32x4(r[i], r[i + 4], 0x88);
-    t[i + 4] = _mm512_shuffle_i32x4(r[i], r[i + 4], 0xDD);
-    t[i + 8] = _mm512_shuffle_i32x4(r[i + 8], r[i + 12], 0x88);
-    t[i + 12] = _mm512_shuffle_i32x4(r[i + 8], r[i + 12], 0xDD);
+    t[i] = shuffle128<0x88>(r[i], r[i + 4]);
+    t[i + 4] = shuffle128<0xDD>(r[i], r[i + 4]);
+    t[i + 8] = shuffle128<0x88>(r[i + 8], r[i + 12]);
+    t[i + 12] = shuffle128<0xDD>(r[i + 8], r[i + 12]);
   }
   for (int i = 0; i < 4; i++) {
-    r[i] = _mm512_shuffle_i32x4(t[i], t[i + 8], 0x88);
-    r[i + 8] = _mm512_shuffle_i32x4(t[i], t[i + 8], 0xDD);
-    r[i + 4] = _mm512_shuffle_i32x4(t[i + 4], t[i + 12], 0x88);
-    r[i + 12] = _mm512_shuffle_i32x4(t[i + 4], t[i + 12], 0xDD);
+    r[i] = shuffle128<0x88>(t[i], t[i + 8]);
+    r[i + 8] = shuffle128<0xDD>(t[i], t[i + 8]);
+    r[i + 4] = shuffle128<0x88>(t[i + 4], t[i + 12]);
+    r[i + 12] = shuffle128<0xDD>(t[i + 4], t[i + 12]);
   }
 }
 

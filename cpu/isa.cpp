@@ -33,7 +33,9 @@ uint64_t xcr0() {
 std::string CpuFeatures::describe() const {
   std::string s;
   auto add = [&](bool on, const char* name) {
-    if (on) s += (s.empty() ? "" : " ") + std::string(name);
+    if (!on) return;
+    if (!s.empty()) s += ' ';
+    s += name;
   };
   add(avx2, "avx2");
   add(fma, "fma");

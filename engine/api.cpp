@@ -3,6 +3,8 @@
 #include "engine/api.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <filesystem>
 
 #include "engine/pipeline.h"
 #include "engine/runner.h"
@@ -47,8 +49,21 @@ void refuse_hidden_states(const Request& r) {
 
 Model::~Model() = default;
 
+std::string resolve_model_path(const std::string& model) {
+  if (!model.empty() && model != "default") return model;
+  if (const char* env = std::getenv("EMBED_MODEL"); env && *env) return env;
+  const char* cache = std::getenv("EMBED_CACHE");
+  const char* home = std::getenv("HOME");
+  const std::string dir = cache && *cache ? std::string(cache) : std::string(home ? home : ".") + "/.cache/embed";
+  const std::string path = dir + "/models/all-MiniLM-L6-v2-f16.gguf";
+  if (!std::filesystem::is_regular_file(path))
+    fail(ErrorKind::Io, "no model given and the default model is not installed at " + path +
+                            ": run `tools/models.sh default` once, or pass a GGUF file");
+  return path;
+}
+
 Result<std::shared_ptr<const Model>> Model::load(const std::string& path, const ModelOptions& o) {
-  return guarded<std::shared_ptr<const Model>>([&] { return from_file(gguf::File::open(path), o); });
+  return guarded<std::shared_ptr<const Model>>([&] { return from_file(gguf::File::open(resolve_model_path(path)), o); });
 }
 
 Result<std::shared_ptr<const Model>> Model::load(gguf::File&& file, const ModelOptions& o) {

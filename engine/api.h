@@ -104,8 +104,15 @@ struct ModelDescription {
   std::vector<float> layer_dimensions;  // kKvDimensionsKey, when stored
 };
 
+// The file a model argument names, as every front end reads it: a path as it is; "default" (or
+// "") the default model: $EMBED_MODEL, else all-MiniLM-L6-v2 f16 in the cache that
+// `tools/models.sh default` fills ($EMBED_CACHE, else ~/.cache/embed). Throws Error(Io) naming the
+// command that installs the default model when it is missing.
+std::string resolve_model_path(const std::string& model);
+
 class Model {
  public:
+  // `path` as resolve_model_path reads it.
   static Result<std::shared_ptr<const Model>> load(const std::string& path, const ModelOptions& o = {});
   // A GGUF parsed already, e.g. an HF folder converted in memory (source/model_source.h opens
   // models by name or folder and calls this); describe().path is the file's label.

@@ -183,7 +183,7 @@ class Backend {
 
   // ---- memory ----
   virtual void* alloc(size_t bytes) = 0;        // throws Error(OutOfMemory)
-  virtual void free(void* p) = 0;
+  virtual void free(void* p) = 0;               // free(nullptr) does nothing
   virtual void upload(void* dst, const void* src, size_t bytes) = 0;    // host -> backend
   virtual void download(void* dst, const void* src, size_t bytes) = 0;  // backend -> host (syncs)
   // backend -> backend, not overlapping (the KV cache moves the rows it keeps). The default goes

@@ -35,7 +35,8 @@ struct AttentionSpec {
   bool causal = false;
   int window_left = -1, window_right = -1;
   // KV-Embedding prefix (AttentionArgs::prefix_k): [n_seqs, n_kv_heads * d_head] each, or empty.
-  Tensor prefix_k, prefix_v;
+  // (Every member has a default, so a spec written {n_heads, n_kv_heads, d_head, scale, causal} is whole.)
+  Tensor prefix_k{}, prefix_v{};
   float prefix_bias = 0.0f;
   // blocks::self_attention: take the prefix from the last token's key and value of each sequence
   // (KV-Embedding's re-routing at this layer; ForwardPass::kv).

@@ -53,6 +53,13 @@ void for_input(size_t i, F&& body) {
   }
 }
 
+// The one rule of every front end (the command, the server, Python, the C++ API): an empty text
+// is an error naming it, never the vector of the special tokens alone.
+void refuse_empty(size_t i, const std::string& text, const char* what) {
+  if (text.empty())
+    throw InputError(ErrorKind::InvalidArgument, static_cast<int64_t>(i), std::string(what) + " " + std::to_string(i) + " is empty");
+}
+
 [[noreturn]] void too_long(size_t i, const char* what, size_t n, int64_t limit) {
   throw InputError(ErrorKind::InvalidArgument, static_cast<int64_t>(i),
                    std::string(what) + " has " + std::to_string(n) + " tokens, more than the limit of " + std::to_string(limit) + " tokens",
@@ -106,6 +113,7 @@ Tokenized tokenize_texts(const Model& m, const ResolvedRequest& r, const std::ve
   if (r.long_inputs == LongInputs::Chunk) out.n_rows = static_cast<int64_t>(texts.size());
   for (size_t i = 0; i < texts.size(); i++)
     for_input(i, [&] {
+      refuse_empty(i, texts[i], "text");
       // The prompt (or template) is the model's or the caller's own: split_special applies to the text only.
       tok::EncodeOptions eo;
       eo.split_special = r.split_special;
@@ -174,10 +182,12 @@ Tokenized sequences_from_ids(const Model& m, const ResolvedRequest& r, std::vect
 
 Tokenized tokenize_pairs(const Model& m, const ResolvedRequest& r, const std::string& query, const std::vector<std::string>& docs) {
   const tok::Tokenizer& tk = tokenizer_of(m);
+  if (query.empty()) fail(ErrorKind::InvalidArgument, "the query is empty");
   Tokenized out;
   out.seqs.reserve(docs.size());
   for (size_t i = 0; i < docs.size(); i++)
     for_input(i, [&] {
+      refuse_empty(i, docs[i], "document");
       tok::Encoding e;
       bool truncated = false;
       if (!m.rerank_template().empty()) {

@@ -14,25 +14,30 @@ namespace {
 [[noreturn]] void invalid(const std::string& message) { fail(ErrorKind::InvalidArgument, message); }
 
 // long_inputs, long_overlap and late chunking (after pooling and max_tokens are resolved).
-void resolve_long_inputs(const ModelDescription& d, const Request& r, Task task, ResolvedRequest& out) {
+void resolve_long_inputs(const ModelDescription& d, const Request& r, Task task, ResolvedRequest& out, const FieldNames& n) {
   const bool chunk = r.long_inputs == LongInputs::Chunk;
   if ((chunk || r.late_chunking) && task != Task::Embed)
-    invalid(std::string(chunk ? "long_inputs chunk" : "late_chunking") + " applies to embedding, not to reranking");
-  if (chunk && r.truncate) invalid("long_inputs chunk keeps all of a long text: give it or truncate, not both");
-  if (chunk && r.late_chunking) invalid("long_inputs chunk and late_chunking both split long texts: give one (late_chunking windows long texts itself)");
+    invalid((chunk ? n("long_inputs") + " chunk" : n("late_chunking")) + " applies to embedding, not to reranking");
+  if (chunk && r.truncate) invalid(n("long_inputs") + " chunk keeps all of a long text: give it or " + n("truncate") + ", not both");
+  if (chunk && r.late_chunking)
+    invalid(n("long_inputs") + " chunk and " + n("late_chunking") + " both split long texts: give one (" + n("late_chunking") +
+            " windows long texts itself)");
   if (chunk && (out.pooling == Pooling::None || out.pooling == Pooling::Rank))
-    invalid(std::string("long_inputs chunk combines pooled vectors, which pooling ") + pooling_name(out.pooling) + " does not give");
-  if (r.late_chunking && r.truncate) invalid("late_chunking encodes whole texts (in windows past max_tokens): truncate does not apply");
-  if (r.late_chunking && r.exclude_special) invalid("exclude_special does not apply to late_chunking: chunks never hold special tokens");
+    invalid(n("long_inputs") + " chunk combines pooled vectors, which " + n("pooling") + " " + pooling_name(out.pooling) + " does not give");
+  if (r.late_chunking && r.truncate)
+    invalid(n("late_chunking") + " encodes whole texts (in windows past " + n("max_tokens") + "): " + n("truncate") + " does not apply");
+  if (r.late_chunking && r.exclude_special)
+    invalid(n("exclude_special") + " does not apply to " + n("late_chunking") + ": chunks never hold special tokens");
   // KV-Embedding re-routes each sequence's last token and pools the whole sequence; late chunking
   // pools spans of windows, each window a sequence with its own last token.
-  if (r.late_chunking && r.kv_embedding) invalid("kv_embedding does not apply to late_chunking: it pools whole texts, late chunking pools chunks");
+  if (r.late_chunking && r.kv_embedding)
+    invalid(n("kv_embedding") + " does not apply to " + n("late_chunking") + ": it pools whole texts, late chunking pools chunks");
   if (r.long_overlap < -1 || r.long_overlap >= out.max_tokens)
-    invalid("long_overlap " + std::to_string(r.long_overlap) + " must be at least 0 and less than max_tokens (" +
+    invalid(n("long_overlap") + " " + std::to_string(r.long_overlap) + " must be at least 0 and less than " + n("max_tokens") + " (" +
             std::to_string(out.max_tokens) + ")");
   if (r.late_chunking && r.chunk_rule == ChunkRule::Tokens && r.chunk_tokens < 1)
-    invalid("chunk_tokens " + std::to_string(r.chunk_tokens) + " must be positive");
-  if (r.late_chunking && r.chunk_rule == ChunkRule::Separator && r.chunk_separator.empty()) invalid("chunk_separator is empty");
+    invalid(n("chunk_tokens") + " " + std::to_string(r.chunk_tokens) + " must be positive");
+  if (r.late_chunking && r.chunk_rule == ChunkRule::Separator && r.chunk_separator.empty()) invalid(n("chunk_separator") + " is empty");
   out.long_inputs = r.long_inputs;
   out.long_overlap = r.long_overlap >= 0 ? r.long_overlap : out.max_tokens / 4;
   out.late_chunking = r.late_chunking;
@@ -42,18 +47,18 @@ void resolve_long_inputs(const ModelDescription& d, const Request& r, Task task,
   out.causal = d.causal;
 }
 
-void check_precision(const Request& r, ResolvedRequest& out, int64_t width, Task task) {
-  const std::string name = precision_name(r.precision);
-  if (r.precision != Precision::Float32 && task == Task::Rerank) invalid("precision " + name + " applies to embeddings, not to rerank scores");
+void check_precision(const Request& r, ResolvedRequest& out, int64_t width, Task task, const FieldNames& n) {
+  const std::string name = n("precision") + " " + precision_name(r.precision);
+  if (r.precision != Precision::Float32 && task == Task::Rerank) invalid(name + " applies to embeddings, not to rerank scores");
   if (r.precision != Precision::Float32 && out.pooling == Pooling::None)
-    invalid("precision " + name + " applies to pooled vectors, not to pooling none");
+    invalid(name + " applies to pooled vectors, not to " + n("pooling") + " none");
   const bool ranged = r.precision == Precision::Int8 || r.precision == Precision::Uint8;
   if (ranged && !r.ranges)
-    invalid("precision " + name + " needs calibration ranges (embed calibrate MODEL texts.txt -o ranges.json, then --ranges ranges.json)");
-  if (!ranged && r.ranges) invalid("ranges apply to precision int8 and uint8, not " + name);
+    invalid(name + " needs calibration ranges: give " + n("ranges") + " (written by `embed calibrate MODEL texts.txt -o ranges.json`)");
+  if (!ranged && r.ranges) invalid(n("ranges") + " apply to " + n("precision") + " int8 and uint8, not " + precision_name(r.precision));
   if (ranged && r.ranges->dims() != width)
-    invalid("ranges have " + std::to_string(r.ranges->dims()) + " dimensions but the output has " + std::to_string(width) +
-            " (calibrate with the same --dims)");
+    invalid(n("ranges") + " have " + std::to_string(r.ranges->dims()) + " dimensions but the output has " + std::to_string(width) +
+            " (calibrate with the same " + n("dimensions") + ")");
   out.finish.precision = r.precision;
   out.finish.ranges = r.ranges;
 }
@@ -64,21 +69,21 @@ std::pair<int, int> middle_third(int64_t n_layers) {
   return {begin, std::max(begin, static_cast<int>(2 * n_layers / 3) - 1)};
 }
 
-void check_kv(const ModelDescription& d, const Request& r, ResolvedRequest& out, Task task) {
+void check_kv(const ModelDescription& d, const Request& r, ResolvedRequest& out, Task task, const FieldNames& n) {
   if (!r.kv_embedding) {
-    if (r.kv_layers || r.kv_bias) invalid("kv_layers and kv_bias apply with kv_embedding");
+    if (r.kv_layers || r.kv_bias) invalid(n("kv_layers") + " and " + n("kv_bias") + " apply with " + n("kv_embedding"));
     return;
   }
-  if (task == Task::Rerank) invalid("kv_embedding applies to embeddings, not to reranking");
-  if (!d.causal) invalid("kv_embedding needs a decoder (causal attention); this " + d.arch + " model is bidirectional already");
+  if (task == Task::Rerank) invalid(n("kv_embedding") + " applies to embeddings, not to reranking");
+  if (!d.causal) invalid(n("kv_embedding") + " needs a decoder (causal attention); this " + d.arch + " model is bidirectional already");
   if (out.pooling != Pooling::Hybrid && out.pooling != Pooling::Mean && out.pooling != Pooling::Last)
-    invalid(std::string("pooling ") + pooling_name(out.pooling) + " is not defined for kv_embedding (hybrid, mean or last)");
+    invalid(n("pooling") + " " + pooling_name(out.pooling) + " is not defined for " + n("kv_embedding") + " (hybrid, mean or last)");
   const auto [first, last] = r.kv_layers.value_or(d.kv_layers.value_or(middle_third(d.n_layers)));
   if (first < 0 || first > last || last >= d.n_layers)
-    invalid("kv_layers " + std::to_string(first) + "-" + std::to_string(last) + " is not a band inside 0-" + std::to_string(d.n_layers - 1) +
+    invalid(n("kv_layers") + " " + std::to_string(first) + "-" + std::to_string(last) + " is not a band inside 0-" + std::to_string(d.n_layers - 1) +
             " for this model");
   const float bias = r.kv_bias.value_or(1.0f);
-  if (!std::isfinite(bias)) invalid("kv_bias must be a finite number");
+  if (!std::isfinite(bias)) invalid(n("kv_bias") + " must be a finite number");
   out.kv = KvRouting{first, last, bias};
 }
 
@@ -114,61 +119,68 @@ bool parse_chunk_rule(const std::string& s, ChunkRule* out) {
   return true;
 }
 
-ResolvedRequest resolve_request(const ModelDescription& d, const Request& r, Task task) {
+std::string FieldNames::operator()(const std::string& field) const {
+  for (const auto& [f, name] : spelled)
+    if (f == field) return name;
+  return field;
+}
+
+ResolvedRequest resolve_request(const ModelDescription& d, const Request& r, Task task, const FieldNames& n) {
   ResolvedRequest out;
   out.task = task;
   if (task == Task::Rerank) {
     if (d.n_cls_out == 0) invalid(d.path + " has no classifier head (cls / cls.output): it is not a reranker");
     if (r.pooling && *r.pooling != Pooling::Rank)
-      invalid(std::string("pooling ") + pooling_name(*r.pooling) + " does not score pairs: reranking uses rank pooling");
+      invalid(n("pooling") + " " + pooling_name(*r.pooling) + " does not score pairs: reranking uses rank pooling");
     if (r.prompt || !r.prompt_name.empty() || r.prompt_template)
-      invalid("prompt, prompt_name and prompt_template apply to embedding, not to reranking");
+      invalid(n("prompt") + ", " + n("prompt_name") + " and " + n("prompt_template") + " apply to embedding, not to reranking");
     out.pooling = Pooling::Rank;
   } else if (r.late_chunking) {
     // A chunk's vector is the mean of its tokens (Jina's late chunking); other poolings have no
     // meaning over a span.
     if (r.pooling && *r.pooling != Pooling::Mean)
-      invalid(std::string("pooling ") + pooling_name(*r.pooling) + " does not apply to late_chunking, which mean-pools each chunk's tokens");
+      invalid(n("pooling") + " " + pooling_name(*r.pooling) + " does not apply to " + n("late_chunking") + ", which mean-pools each chunk's tokens");
     out.pooling = Pooling::Mean;
   } else {
     out.pooling = r.pooling.value_or(r.kv_embedding ? Pooling::Hybrid : d.default_pooling);
   }
-  check_kv(d, r, out, task);
+  check_kv(d, r, out, task, n);
   if (out.pooling == Pooling::Rank && d.n_cls_out == 0)
-    invalid("pooling rank needs a classifier head (cls / cls.output tensors), which this model does not have");
+    invalid(n("pooling") + " rank needs a classifier head (cls / cls.output tensors), which this model does not have");
   if (r.exclude_special && out.pooling != Pooling::Mean)
-    invalid(std::string("exclude_special applies to mean pooling only, not ") + pooling_name(out.pooling));
+    invalid(n("exclude_special") + " applies to mean pooling only, not " + pooling_name(out.pooling));
   out.exclude_special = r.exclude_special;
   out.hidden_states = r.hidden_states;
 
   out.finish.normalize = r.normalize.value_or(out.pooling == Pooling::Rank ? -1 : 2);
   if (out.finish.normalize < -1)
-    invalid("normalize " + std::to_string(out.finish.normalize) + " is not -1 (none), 0 (max-abs), 1 (L1), 2 (L2) or a p > 2");
+    invalid(n("normalize") + " " + std::to_string(out.finish.normalize) + " is not -1 (none), 0 (max-abs), 1 (L1), 2 (L2) or a p > 2");
   const int64_t width = pooled_width(d, out.pooling);
-  if (r.dimensions < 0 || r.dimensions > width)
-    invalid("dimensions " + std::to_string(r.dimensions) + " is outside 1.." + std::to_string(width) + " for this model");
-  out.finish.dims = r.dimensions;
-  check_precision(r, out, r.dimensions > 0 ? r.dimensions : width, task);
+  if (r.dimensions && (*r.dimensions < 1 || *r.dimensions > width))
+    invalid(n("dimensions") + " " + std::to_string(*r.dimensions) + " is outside 1.." + std::to_string(width) + " for this model");
+  out.finish.dims = r.dimensions.value_or(0);
+  check_precision(r, out, r.dimensions.value_or(width), task, n);
 
-  if (r.max_tokens < 0) invalid("max_tokens " + std::to_string(r.max_tokens) + " must be positive");
+  if (r.max_tokens < 0) invalid(n("max_tokens") + " " + std::to_string(r.max_tokens) + " must be positive");
   if (r.max_tokens > d.n_ctx)
-    invalid("max_tokens " + std::to_string(r.max_tokens) + " is larger than the model's context length " + std::to_string(d.n_ctx));
+    invalid(n("max_tokens") + " " + std::to_string(r.max_tokens) + " is larger than the model's context length " + std::to_string(d.n_ctx));
   out.max_tokens = r.max_tokens > 0 ? r.max_tokens : d.n_ctx;
   out.truncate = r.truncate;
   out.truncation_direction = r.truncation_direction;
   out.split_special = r.split_special;
   if (task == Task::Embed && r.prompt_template) {
     const std::string& t = *r.prompt_template;
-    if (r.prompt || !r.prompt_name.empty()) invalid("give either prompt_template or a prompt (prompt, prompt_name), not both");
+    if (r.prompt || !r.prompt_name.empty())
+      invalid("give either " + n("prompt_template") + " or a prompt (" + n("prompt") + ", " + n("prompt_name") + "), not both");
     const size_t slot = t.find("{text}");
     if (slot == std::string::npos || t.find("{text}", slot + 1) != std::string::npos)
-      invalid("prompt_template must contain {text} exactly once: '" + t + "'");
+      invalid(n("prompt_template") + " must contain {text} exactly once: '" + t + "'");
     out.prompt = t.substr(0, slot);
     out.prompt_suffix = t.substr(slot + 6);
   } else if (task == Task::Embed) {
     out.prompt = resolve_prompt(d.prompts, r.prompt, r.prompt_name);
   }
-  resolve_long_inputs(d, r, task, out);
+  resolve_long_inputs(d, r, task, out, n);
   return out;
 }
 

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "engine/model.h"
 #include "engine/quantize.h"
@@ -58,7 +59,7 @@ struct Request {
   // Per output row (may differ between requests in one forward pass).
   std::optional<int> normalize;    // -1 none, 0 max-abs int16 range, 1 L1, 2 L2, > 2 p-norm;
                                    // default 2, none for rank pooling
-  int dimensions = 0;              // Matryoshka: the first `dimensions` values, then normalize (0 = all)
+  std::optional<int> dimensions;   // Matryoshka: the first `dimensions` values (1..width), then normalize; none = all
   // Output precision of pooled rows (Embed only), applied last (engine/quantize.h): int8 / uint8
   // need calibration ranges of the output width (embed calibrate); rows then come as
   // Embeddings::codes instead of floats.
@@ -104,7 +105,7 @@ struct RowFinish {
   int normalize = 2;
   int dims = 0;  // 0 = the full width
   Precision precision = Precision::Float32;
-  std::shared_ptr<const QuantizationRanges> ranges;  // int8 / uint8
+  std::shared_ptr<const QuantizationRanges> ranges{};  // int8 / uint8
 };
 
 // A Request checked against a model, with every default filled in.
@@ -130,9 +131,17 @@ struct ResolvedRequest {
   KvRouting kv;            // off unless kv_embedding
 };
 
+// How a front end spells Request's fields (the command's flags, a route's JSON keys), so that
+// resolve_request's messages name what the caller wrote: "--template must contain {text}", not the
+// field behind it. A field that is not listed keeps its Request name.
+struct FieldNames {
+  std::vector<std::pair<std::string, std::string>> spelled;  // Request field -> the caller's name
+  std::string operator()(const std::string& field) const;
+};
+
 // The validation of every front end. Throws embed::Error(InvalidArgument) whose message starts
-// with the field at fault as Request names it ("dimensions 1000 is outside 1..384 for this model").
-ResolvedRequest resolve_request(const ModelDescription& model, const Request& r, Task task);
+// with the field at fault as `names` spells it ("dimensions 1000 is outside 1..384 for this model").
+ResolvedRequest resolve_request(const ModelDescription& model, const Request& r, Task task, const FieldNames& names = {});
 
 // Width of a pooled row before finishing: n_cls_out for rank, d_model for none (per token), the
 // model's output width otherwise.

@@ -293,7 +293,8 @@ std::optional<HubName> parse_hub_name(const std::string& arg) {
   return n;
 }
 
-ModelLocation locate_model(const std::string& model, const SourceOptions& o) {
+ModelLocation locate_model(const std::string& argument, const SourceOptions& o) {
+  const std::string model = resolve_model_path(argument);  // "default": the installed default model
   std::error_code ec;
   const bool prefixed = model.rfind("hf://", 0) == 0;
   if (!prefixed && fs::exists(model, ec)) {

@@ -39,7 +39,8 @@ struct ModelLocation {
   std::string commit;  // the Hub commit of a Hub name
 };
 
-// What `model` names, on disk: an existing file (GGUF) or folder (HF) is itself; otherwise a Hub
+// What `model` names, on disk: "default" (or "") the default model (resolve_model_path, engine/api.h);
+// an existing file (GGUF) or folder (HF) is itself; otherwise a Hub
 // name is looked up in the Hugging Face cache first (no request when its files are all there)
 // and downloaded when missing. Throws embed::Error naming the problem and what to do.
 ModelLocation locate_model(const std::string& model, const SourceOptions& o = {});

@@ -8,7 +8,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 tools/setup.sh
 jobs="${EMBED_JOBS:-$(nproc)}"
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DEMBED_WERROR=ON  # a warning fails CI (command 1 builds the same Release flags)
 cmake --build build -j "$jobs"
 
 # Real weights for the model tests (cached; never committed).

@@ -139,7 +139,7 @@ class Model:
 
         batch_size: texts per forward pass at most (None: as many as `batch_tokens` tokens hold,
         4096 by default); vectors do not depend on it. normalize_embeddings: L2-normalize (else
-        raw pooled vectors). dimensions: keep the first N values (Matryoshka), then normalize.
+        raw pooled vectors). dimensions: keep the first N values (1..dim; Matryoshka), then normalize.
         prompt_name: one of the model's prompts (info["prompts"]) or an engine preset
         ("e5-query", ...); prompt: the prompt text itself, which wins over prompt_name; neither:
         the model's default prompt, if any. truncate: cut texts longer than the model's context
@@ -158,6 +158,9 @@ class Model:
         `embed kv-layers -o`, else the middle third), kv_bias: the re-routed position's logit bias
         (default 1.0). pooling: "mean", "cls", "last" or "hybrid" ((last + mean) / 2) instead of
         the model's own (--pooling); None: the model's, or hybrid with kv_embedding.
+
+        An empty text raises InvalidInputError naming its index, as the command and the server
+        refuse it (a vector of the special tokens alone would stand for no text).
         """
         single = isinstance(texts, str)
         if precision not in _PRECISIONS:
@@ -180,7 +183,9 @@ class Model:
                 raise InvalidInputError(f"ranges apply to precision 'int8' and 'uint8', not {precision!r}", "invalid argument")
             _set_ranges(request, ranges)
         request.normalize = 2 if normalize_embeddings else -1
-        request.dimensions = _positive_or_zero("dimensions", dimensions)
+        if dimensions is not None and (isinstance(dimensions, bool) or not isinstance(dimensions, (int, np.integer))):
+            raise InvalidInputError(f"dimensions must be an int or None, not {dimensions!r}", "invalid argument")
+        request.dimensions = None if dimensions is None else int(dimensions)  # the engine checks 1..dim
         request.prompt = prompt
         request.prompt_name = prompt_name or ""
         request.truncate = bool(truncate)

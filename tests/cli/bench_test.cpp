@@ -144,11 +144,11 @@ TEST_CASE("embed bench errors: bad numbers, missing or empty input, unknown pool
     std::string message;
   };
   const std::vector<Case> cases = {
-      {kModel + " " + in + " --repeat 0", 3, "--repeat must be at least 1"},
-      {kModel + " " + in + " --latency -1", 3, "--latency must be"},
-      {kModel + " " + in + " --warmup -2", 3, "--warmup must be"},
-      {kModel + " " + in + " --pooling maxx", 3, "unknown --pooling 'maxx'"},
-      {kModel + " " + in + " --device tpu", 3, "unknown --device 'tpu'"},
+      {kModel + " " + in + " --repeat 0", 2, "--repeat must be at least 1"},
+      {kModel + " " + in + " --latency -1", 2, "--latency must be"},
+      {kModel + " " + in + " --warmup -2", 2, "--warmup must be"},
+      {kModel + " " + in + " --pooling maxx", 2, "unknown --pooling 'maxx'"},
+      {kModel + " " + in + " --device tpu", 2, "unknown --device 'tpu'"},
       {kModel + " " + in + " --repeats 2", 2, "did you mean --repeat"},
       {kModel + " /nonexistent/texts.txt", 4, "/nonexistent/texts.txt"},
       {kModel + " " + write_input("empty.txt", "\n\n"), 3, "no text to embed"},

@@ -157,10 +157,10 @@ TEST_CASE("stdin, prefixes, normalization and dims reach the vectors", "[cli]") 
   REQUIRE(r.code == 0);
   expect_rows(parse_lines(r.out, ' '), api_embed({"query: " + kLines[0] + " (end)"}));
   r = run(kModel + " - -t 2 -f raw --template ''", kLines[0] + "\n");
-  CHECK(r.code == 3);
-  CHECK_THAT(r.err, Catch::Contains("prompt_template must contain {text} exactly once"));
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Catch::Contains("--template must contain {text} exactly once"));
   r = run(kModel + " - -t 2 -f raw --prompt-name e5-query --prefix 'x'", kLines[0] + "\n");
-  CHECK(r.code == 3);
+  CHECK(r.code == 2);
   CHECK_THAT(r.err, Catch::Contains("either --prefix or --prompt-name"));
   // --truncate-direction left keeps the end of a long line (the API's Left, same request).
   Request left;
@@ -174,7 +174,7 @@ TEST_CASE("stdin, prefixes, normalization and dims reach the vectors", "[cli]") 
   left.truncation_direction = TruncationDirection::Right;
   CHECK(want_left.data != api_embed({kLines[2]}, 2, false, left).data);
   r = run(kModel + " - -t 2 --truncate --truncate-direction up", kLines[2] + "\n");
-  CHECK(r.code == 3);
+  CHECK(r.code == 2);
   CHECK_THAT(r.err, Catch::Contains("unknown --truncate-direction 'up' (left, right)"));
   r = run(kModel + " - -t 2 -f raw --dims 8", kLines[0] + "\n");
   REQUIRE(r.code == 0);
@@ -235,21 +235,144 @@ TEST_CASE("errors name the problem and exit non-zero", "[cli]") {
   r = run(kModel + " " + good + " --fromat json");
   CHECK(r.code == 2);
   CHECK_THAT(r.err, Catch::Contains("unknown flag --fromat") && Catch::Contains("did you mean --format?"));
+  // Bad option values are usage errors (2), as --help says, whether the command or the request
+  // check finds them; the request's messages name the flag, not the field behind it.
   r = run(kModel + " " + good + " --dims 100000");
-  CHECK(r.code == 3);
-  CHECK_THAT(r.err, Catch::Contains("dimensions 100000"));
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Catch::Contains("--dims 100000 is outside 1..64"));
   r = run(kModel + " " + good + " --dims -3");
-  CHECK(r.code == 3);
+  CHECK(r.code == 2);
+  r = run(kModel + " " + good + " --dims 0");  // not "the full width": the range is 1..width
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Catch::Contains("--dims 0 is outside 1..64"));
   r = run(kModel + " " + good + " --pooling average");
-  CHECK(r.code == 3);
+  CHECK(r.code == 2);
   CHECK_THAT(r.err, Catch::Contains("unknown --pooling 'average'"));
   r = run(kModel + " " + good + " --format yaml");
-  CHECK(r.code == 3);
+  CHECK(r.code == 2);
   r = run(kModel + " " + good + " --device tpu");
-  CHECK(r.code == 3);
+  CHECK(r.code == 2);
   r = run(kModel + " " + good + " --compat ollama");
-  CHECK(r.code == 3);
+  CHECK(r.code == 2);
   CHECK_THAT(r.err, Catch::Contains("unknown --compat 'ollama' (llama.cpp)"));
+  r = run(kModel + " " + good + " --template 'no slot here'");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Catch::Contains("--template must contain {text} exactly once"));
+  CHECK(r.err.find("prompt_template") == std::string::npos);
+  r = run(kModel + " " + good + " --long chunk --truncate");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Catch::Contains("--long chunk keeps all of a long text: give it or --truncate, not both"));
+}
+
+TEST_CASE("the first commands a new user types: no arguments, --version, swapped arguments", "[cli]") {
+  Run r = run("");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Catch::Contains("nothing to embed: type `embed MODEL.gguf texts.txt`") && Catch::Contains("embed --help"));
+  CHECK(r.err.find("model_and_input") == std::string::npos);
+
+  r = run("--version");
+  CHECK(r.code == 0);
+  CHECK(r.out == std::string("embed ") + EMBED_PROJECT_VERSION + "\n");
+
+  const std::string input = write_input("swapped.txt", "hello\n");
+  r = run(input + " " + kModel);
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Catch::Contains("the model comes first") && Catch::Contains("`embed " + kModel + " " + input + "`"));
+  CHECK(r.err.find("bad magic") == std::string::npos);
+}
+
+TEST_CASE("exit codes are the ones --help and docs/cli.md give", "[cli]") {
+  const Run help = run("--help");
+  REQUIRE(help.code == 0);
+  const std::string codes =
+      "Exit codes: 0 ok; 1 model or engine failure (invalid or unsupported model file, device); 2 usage (unknown flag, "
+      "missing argument, bad option value); 3 bad input data (a line that cannot be embedded); 4 a file could not be read or written.";
+  CHECK_THAT(help.out, Catch::Contains(codes));
+  // docs/cli.md's table says the same, code by code.
+  std::ifstream in(std::string(EMBED_SOURCE_DIR) + "/docs/cli.md");
+  const std::string doc((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (const char* row : {"| 1 | model or engine failure: invalid or unsupported model file, device error, non-finite output |",
+                          "| 2 | usage: unknown flag, missing argument, bad option value |",
+                          "| 3 | bad input data: an empty, invalid UTF-8 or too-long line or record |",
+                          "| 4 | a file could not be read or written |"})
+    CHECK_THAT(doc, Catch::Contains(row));
+  const std::string good = write_input("codes.txt", "hello\n");
+  CHECK(run(kModel + " " + good + " --pooling average").code == 2);                               // bad option value
+  CHECK(run(write_input("codes_corrupt.gguf", "GGUF\x03\x00\x00\x00garbage") + " " + good).code == 1);  // model
+  CHECK(run(kModel + " " + write_input("codes_empty.txt", "a\n\nb\n")).code == 3);                    // input data
+  CHECK(run(kModel + " /nonexistent/codes.txt").code == 4);                                        // file
+}
+
+TEST_CASE("bf16's fidelity is stated once, in docs/kernels.md, and pointed to elsewhere", "[cli]") {
+  auto slurp = [](const std::string& rel) {
+    std::ifstream in(std::string(EMBED_SOURCE_DIR) + "/" + rel);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  // A cosine figure on a line about the bf16 compute type.
+  auto figures = [](const std::string& text) {
+    std::vector<std::string> out;
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.find("bf16") == std::string::npos || line.find("cosine") == std::string::npos) continue;
+      for (size_t at = line.find("0.999"); at != std::string::npos; at = line.find("0.999", at + 1)) {
+        size_t end = at;
+        while (end < line.size() && (std::isdigit(static_cast<unsigned char>(line[end])) || line[end] == '.')) end++;
+        out.push_back(line.substr(at, end - at));
+      }
+    }
+    return out;
+  };
+  const Run help = run("--help");
+  REQUIRE(help.code == 0);
+  CHECK(figures(help.out).empty());
+  CHECK_THAT(help.out, Catch::Contains("docs/kernels.md has the measured fidelity"));
+  for (const char* doc : {"README.md", "docs/cli.md", "docs/python.md"}) {
+    INFO(doc);
+    CHECK(figures(slurp(doc)).empty());
+  }
+  const std::vector<std::string> kernels = figures(slurp("docs/kernels.md"));
+  CHECK(kernels.size() == 1);
+}
+
+TEST_CASE("'default' names the default model in every subcommand that takes a model", "[cli]") {
+  const std::string input = write_input("default.txt", "hello world\n");
+  const std::string env = "EMBED_MODEL=" + kModel;
+  const Run info = run("info default", "", env);
+  REQUIRE(info.code == 0);
+  CHECK_THAT(info.out, Catch::Contains("file:          " + kModel));
+  const Run tok = run("tokenize default " + input, "", env);
+  REQUIRE(tok.code == 0);
+  CHECK(tok.out == run("tokenize " + kModel + " " + input).out);
+  CHECK(run("default " + input, "", env).out == run(kModel + " " + input).out);
+  // Without a default model installed, the message says how to get one.
+  const Run missing = run("info default", "", "EMBED_MODEL= EMBED_CACHE=/nonexistent/cache");
+  CHECK(missing.code == 4);
+  CHECK_THAT(missing.err, Catch::Contains("tools/models.sh default"));
+}
+
+TEST_CASE("embed info spells the separator role and says tied only where a model has an LM head", "[cli]") {
+  const Run bert = run("info " + kModel);
+  REQUIRE(bert.code == 0);
+  CHECK_THAT(bert.out, Catch::Contains("  separator"));
+  CHECK(bert.out.find("seperator") == std::string::npos);
+  CHECK(bert.out.find("(tied)") == std::string::npos);  // BERT has no LM head to tie
+  const Run gemma = run("info " + std::string(EMBED_FIXTURES_DIR) + "/models/tiny-gemma3/model.gguf");
+  REQUIRE(gemma.code == 0);
+  CHECK_THAT(gemma.out, Catch::Contains("token_embd.weight serves both (tied)"));
+}
+
+TEST_CASE("an empty text is refused by the library as by the command and the server", "[cli][api]") {
+  auto m = Model::load(kModel);
+  REQUIRE(m.ok());
+  Context c(m.value(), 1);
+  auto e = c.embed({"fine", ""});
+  REQUIRE_FALSE(e.ok());
+  CHECK(e.error().index == 1);
+  CHECK_THAT(e.error().message, Catch::Contains("text 1 is empty"));
+  auto s = c.rerank("query", {"doc", ""});
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.error().index == 1);
+  CHECK_THAT(s.error().message, Catch::Contains("document 1 is empty"));
 }
 
 TEST_CASE("compat llama.cpp (--compat) gives the API's vectors with llama.cpp rounding", "[cli]") {
@@ -378,16 +501,16 @@ TEST_CASE("precision: calibrate, then int8 / uint8 / binary / ubinary rows in ev
     CHECK(bytes.substr(header) == std::string(want.codes.begin(), want.codes.end()));
   }
   r = run(kModel + " " + input + " -t 2 --precision int4");
-  CHECK(r.code == 3);
+  CHECK(r.code == 2);
   CHECK_THAT(r.err, Catch::Contains("unknown --precision 'int4' (float32, int8, uint8, binary, ubinary)"));
   r = run(kModel + " " + input + " -t 2 --precision int8");
-  CHECK(r.code == 3);
-  CHECK_THAT(r.err, Catch::Contains("precision int8 needs calibration ranges"));
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Catch::Contains("--precision int8 needs calibration ranges: give --ranges"));
   r = run(kModel + " " + input + " -t 2 --precision int8 --ranges " + ranges);  // calibrated at 12 dims
-  CHECK(r.code == 3);
-  CHECK_THAT(r.err, Catch::Contains("ranges have 12 dimensions but the output has"));
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Catch::Contains("--ranges have 12 dimensions but the output has") && Catch::Contains("(calibrate with the same --dims)"));
   r = run(kModel + " " + input + " -t 2 --precision binary --similarity");
-  CHECK(r.code == 3);
+  CHECK(r.code == 2);
   CHECK_THAT(r.err, Catch::Contains("--similarity compares float vectors"));
   r = run("calibrate " + kModel + " " + input + " -t 2");
   CHECK(r.code == 2);
@@ -417,7 +540,7 @@ TEST_CASE("embed info reports the CPU kernel level, EMBED_ISA forces it, bf16 an
     CHECK(refused.err.find("needs AMX") != std::string::npos);
   }
   const Run bogus = run(kModel + " " + input + " --compute-type f8");
-  CHECK(bogus.code == 3);
+  CHECK(bogus.code == 2);
   CHECK(bogus.err.find("unknown --compute-type 'f8'") != std::string::npos);
 }
 
@@ -469,15 +592,19 @@ TEST_CASE("kv-layers: per-layer TwoNN of the model's states, the band, and a cop
   std::remove(copy.c_str());
 
   r = run("kv-layers " + kModel + " " + input);
-  CHECK(r.code == 3);  // InvalidArgument
+  CHECK(r.code == 2);  // usage: the command does not apply to this model
+  CHECK(r.err.find("is for decoders") != std::string::npos);
+  // The model is checked before the texts: an encoder with too few texts hears about the model.
+  r = run("kv-layers " + kModel + " " + write_input("kv_enc2.txt", "one\ntwo\n"));
+  CHECK(r.code == 2);
   CHECK(r.err.find("is for decoders") != std::string::npos);
   r = run("kv-layers " + decoder + " " + input + " --kv-embedding");
-  CHECK(r.code == 3);  // InvalidArgument
+  CHECK(r.code == 2);  // usage
   CHECK(r.err.find("leave out --kv-embedding") != std::string::npos);
   r = run("kv-layers " + decoder + " " + write_input("kv2.txt", "one\ntwo\n"));
-  CHECK(r.code == 3);  // InvalidArgument
+  CHECK(r.code == 3);  // input data
   CHECK(r.err.find("at least 3 texts") != std::string::npos);
   r = run("kv-layers " + decoder + " " + input + " --width 4");
-  CHECK(r.code == 3);  // InvalidArgument
+  CHECK(r.code == 2);  // usage
   CHECK(r.err.find("--width 4 is wider than the middle layers 0-2") != std::string::npos);
 }

@@ -303,7 +303,7 @@ class Errors(HubTest):
         self.assertEqual(self.hub.requests("lfs"), [])
 
     def test_an_input_file_after_a_name_is_asked_for(self):
-        self.fails(["test-org/tiny-gguf"], 3, "if it is a model name, give an input file after it")
+        self.fails(["test-org/tiny-gguf"], 2, "if it is a model name, give an input file after it")
         self.fails(["hf://test-org", FIXTURES.input], 3, "is not a Hub name")
         self.assertEqual(self.hub.requests(), [])
 

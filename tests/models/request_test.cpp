@@ -374,7 +374,7 @@ TEST_CASE("output precision: codes from the API's float rows, and the checks of 
   bad.precision = Precision::Uint8;
   CHECK_THAT(message(bad), Catch::StartsWith("precision uint8 needs calibration ranges"));
   bad.ranges = std::make_shared<QuantizationRanges>(ranges_from_rows(fe.data.data(), fe.rows, 8));
-  CHECK(message(bad) == "ranges have 8 dimensions but the output has 12 (calibrate with the same --dims)");
+  CHECK(message(bad) == "ranges have 8 dimensions but the output has 12 (calibrate with the same dimensions)");
   bad.precision = Precision::Binary;
   CHECK(message(bad) == "ranges apply to precision int8 and uint8, not binary");
   bad = {};

@@ -72,6 +72,9 @@ def test_dimensions_keep_the_first_values_then_normalize(model, cli):
     np.testing.assert_allclose(rows, head / np.linalg.norm(head, axis=1, keepdims=True), rtol=1e-6, atol=1e-7)
     with pytest.raises(embed.InvalidInputError, match="dimensions"):
         model.encode(TEXTS, dimensions=model.info["dim"] + 1)
+    # 0 is outside 1..dim as well (None, not 0, asks for the full width), as for --dims 0.
+    with pytest.raises(embed.InvalidInputError, match=f"dimensions 0 is outside 1..{model.info['dim']}"):
+        model.encode(TEXTS, dimensions=0)
 
 
 def test_prompts(model, cli):

@@ -67,6 +67,25 @@ def test_text_that_is_not_utf8(model):
         embed.Model(tiny("tiny-bert-rank")).rerank("query", [bad])
 
 
+def test_an_empty_text_is_refused_as_by_the_command_and_the_server(model):
+    with pytest.raises(embed.InvalidInputError, match="text 1 is empty") as e:
+        model.encode(["fine", ""])
+    assert e.value.index == 1
+    with pytest.raises(embed.InvalidInputError, match="document 0 is empty"):
+        embed.Model(tiny("tiny-bert-rank")).rerank("query", [""])
+
+
+def test_default_names_the_default_model(monkeypatch):
+    monkeypatch.setenv("EMBED_MODEL", tiny("tiny-bert-rank"))
+    m = embed.Model("default")
+    assert m.info["path"] == tiny("tiny-bert-rank")
+    same_bits(m.encode(TEXTS), embed.Model(tiny("tiny-bert-rank")).encode(TEXTS))
+    monkeypatch.setenv("EMBED_MODEL", "")
+    monkeypatch.setenv("EMBED_CACHE", "/nonexistent/cache")
+    with pytest.raises(embed.EmbedIOError, match="tools/models.sh default"):
+        embed.Model("default")
+
+
 def test_texts_that_are_not_str(model):
     with pytest.raises(TypeError, match="text 1 is bytes, not str"):
         model.encode(["fine", b"bytes"])

@@ -26,7 +26,11 @@ void compare(PreKind kind, const char* regex) {
     re.split(s, b);
     ++n;
     if (a == b) ++same;
-    else if (report.size() < 2000) report += "\"" + printable(s) + "\"\n";
+    else if (report.size() < 2000) {
+      report += '"';
+      report += printable(s);
+      report += "\"\n";
+    }
   }
   INFO(report);
   CHECK(same == n);

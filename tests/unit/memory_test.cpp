@@ -35,6 +35,7 @@ class CountingBackend final : public Backend {
     return p + 2;
   }
   void free(void* p) override {
+    if (!p) return;  // free(nullptr) does nothing, as Backend::free promises
     size_t* h = static_cast<size_t*>(p) - 2;
     live -= *h;
     std::free(h);

@@ -38,8 +38,14 @@ __attribute__((target("avx512f"))) float chains_avx512(long iters) {
   const __m512 b = _mm512_set1_ps(0.9999999f), c = _mm512_set1_ps(1e-7f);
   for (long k = 0; k < iters; k++)
     for (int i = 0; i < kChains; i++) a[i] = _mm512_fmadd_ps(a[i], b, c);
+  // Summed through memory: GCC 12 reports _mm512_reduce_add_ps's _mm256_undefined_pd() as used
+  // uninitialized (-Wuninitialized false positive, GCC bug 105593).
   float s = 0;
-  for (int i = 0; i < kChains; i++) s += _mm512_reduce_add_ps(a[i]);
+  alignas(64) float lanes[16];
+  for (int i = 0; i < kChains; i++) {
+    _mm512_store_ps(lanes, a[i]);
+    for (float v : lanes) s += v;
+  }
   return s;
 }
 

@@ -169,14 +169,14 @@ void print_text(const nlohmann::json& j) {
 }
 
 void check_options(const BenchCommand& o) {
-  if (o.repeat < 1) fail(ErrorKind::InvalidArgument, "--repeat must be at least 1 (got " + std::to_string(o.repeat) + ")");
-  if (o.warmup < 0) fail(ErrorKind::InvalidArgument, "--warmup must be 0 (all texts) or a number of texts");
-  if (o.latency < 0) fail(ErrorKind::InvalidArgument, "--latency must be 0 (off) or a number of texts (got " + std::to_string(o.latency) + ")");
-  if (o.threads < 0) fail(ErrorKind::InvalidArgument, "--threads must be positive (got " + std::to_string(o.threads) + ")");
-  if (o.batch_tokens < 0) fail(ErrorKind::InvalidArgument, "--batch-tokens must be positive");
-  if (o.max_tokens < 0) fail(ErrorKind::InvalidArgument, "--max-tokens must be positive");
-  if (!(o.min_seconds >= 0)) fail(ErrorKind::InvalidArgument, "--min-seconds must be 0 or more");
-  if (o.device != "cpu" && o.device != "cuda") fail(ErrorKind::InvalidArgument, "unknown --device '" + o.device + "' (cpu, cuda)");
+  if (o.repeat < 1) usage_fail("--repeat must be at least 1 (got " + std::to_string(o.repeat) + ")");
+  if (o.warmup < 0) usage_fail("--warmup must be 0 (all texts) or a number of texts");
+  if (o.latency < 0) usage_fail("--latency must be 0 (off) or a number of texts (got " + std::to_string(o.latency) + ")");
+  if (o.threads < 0) usage_fail("--threads must be positive (got " + std::to_string(o.threads) + ")");
+  if (o.batch_tokens < 0) usage_fail("--batch-tokens must be positive");
+  if (o.max_tokens < 0) usage_fail("--max-tokens must be positive");
+  if (!(o.min_seconds >= 0)) usage_fail("--min-seconds must be 0 or more");
+  if (o.device != "cpu" && o.device != "cuda") usage_fail("unknown --device '" + o.device + "' (cpu, cuda)");
 }
 
 }  // namespace

@@ -187,7 +187,10 @@ void print_tokens(const Model& model, const Request& req, const std::vector<Reco
     for (size_t i = 0; i < t.seqs.size(); i++) {
       const std::vector<int32_t>& ids = t.seqs[i].ids;
       std::string pieces;
-      for (size_t k = 0; k < ids.size() && k < 64; k++) pieces += (k ? " " : "") + std::string(tk.piece(ids[k]));
+      for (size_t k = 0; k < ids.size() && k < 64; k++) {
+        if (k) pieces += ' ';
+        pieces += tk.piece(ids[k]);
+      }
       std::fprintf(stderr, "%s %zu: %zu tokens: %s%s\n", t.parts.empty() ? "line" : "sequence", t.parts.empty() ? block[i].line : i + 1, ids.size(),
                    pieces.c_str(), ids.size() > 64 ? " ..." : "");
     }
@@ -213,7 +216,7 @@ int run_similarity(const EmbedCommand& o, Format fmt, Context& ctx, const Reques
   auto result = ctx.embed(texts, req, settings);
   if (!result) fail(result.error().kind, result.error().message);
   const Embeddings& e = result.value();
-  if (!e.row_offsets.empty()) fail(ErrorKind::InvalidArgument, "--similarity needs one pooled vector per input");
+  if (!e.row_offsets.empty()) usage_fail("--similarity needs one pooled vector per input");
   const std::vector<float> sim = cosine_matrix(e);
   std::FILE* out = stdout;
   if (!o.out.empty() && o.out != "-" && !(out = std::fopen(o.out.c_str(), fmt == Format::Npy ? "wb" : "w")))
@@ -243,29 +246,16 @@ bool is_gguf_file(const std::string& path) {
   return ok;
 }
 
-std::string resolve_model(const std::string& model) {
-  if (!model.empty() && model != "default") return model;
-  if (const char* env = std::getenv("EMBED_MODEL"); env && *env) return env;
-  const char* cache = std::getenv("EMBED_CACHE");
-  const char* home = std::getenv("HOME");
-  const std::string dir = cache && *cache ? std::string(cache) : std::string(home ? home : ".") + "/.cache/embed";
-  const std::string path = dir + "/models/all-MiniLM-L6-v2-f16.gguf";
-  if (!is_gguf_file(path))
-    fail(ErrorKind::Io, "no model given and the default model is not installed at " + path +
-                            ": run `tools/models.sh default` once, or pass a GGUF file");
-  return path;
-}
-
 std::optional<Pooling> parse_pooling_flag(const std::string& s) {
   if (s.empty()) return std::nullopt;
   Pooling p;
-  if (!parse_pooling(s, &p)) fail(ErrorKind::InvalidArgument, "unknown --pooling '" + s + "' (none, mean, cls, last, hybrid, rank)");
+  if (!parse_pooling(s, &p)) usage_fail("unknown --pooling '" + s + "' (none, mean, cls, last, hybrid, rank)");
   return p;
 }
 
 Precision parse_precision_flag(const std::string& s) {
   Precision p = Precision::Float32;
-  if (!parse_precision(s, &p)) fail(ErrorKind::InvalidArgument, "unknown --precision '" + s + "' (float32, int8, uint8, binary, ubinary)");
+  if (!parse_precision(s, &p)) usage_fail("unknown --precision '" + s + "' (float32, int8, uint8, binary, ubinary)");
   return p;
 }
 
@@ -273,21 +263,21 @@ std::pair<int, int> parse_kv_layers_flag(const std::string& s) {
   int a = 0, b = 0;
   char dash = 0, extra = 0;
   if (std::sscanf(s.c_str(), "%d%c%d%c", &a, &dash, &b, &extra) != 3 || dash != '-')
-    fail(ErrorKind::InvalidArgument, "--kv-layers '" + s + "' is not a band A-B (e.g. 6-11)");
+    usage_fail("--kv-layers '" + s + "' is not a band A-B (e.g. 6-11)");
   return {a, b};
 }
 
 float parse_kv_bias_flag(const std::string& s) {
   char* end = nullptr;
   const float b = std::strtof(s.c_str(), &end);
-  if (end == s.c_str() || *end) fail(ErrorKind::InvalidArgument, "--kv-bias '" + s + "' is not a number");
+  if (end == s.c_str() || *end) usage_fail("--kv-bias '" + s + "' is not a number");
   return b;
 }
 
 TruncationDirection parse_direction_flag(const std::string& s) {
   TruncationDirection d = TruncationDirection::Right;
   if (!s.empty() && !parse_truncation_direction(s, &d))
-    fail(ErrorKind::InvalidArgument, "unknown --truncate-direction '" + s + "' (left, right)");
+    usage_fail("unknown --truncate-direction '" + s + "' (left, right)");
   return d;
 }
 
@@ -296,7 +286,7 @@ SourceOptions source_options(const SourceFlags& f) {
   s.cache_gguf = f.cache_gguf;
   if (!f.convert_type.empty()) {
     if (!convert::out_type_from_name(f.convert_type))
-      fail(ErrorKind::InvalidArgument, "unknown --convert-type '" + f.convert_type + "' (f32, f16, bf16, q8_0)");
+      usage_fail("unknown --convert-type '" + f.convert_type + "' (f32, f16, bf16, q8_0)");
     s.convert_type = f.convert_type;
   }
   return s;
@@ -306,16 +296,48 @@ std::shared_ptr<const Model> load_model(const std::string& model, const LoadFlag
   ModelOptions mo;
   mo.threads = f.threads;
   if (f.device == "cuda") mo.device = Device::Cuda;
-  else if (f.device != "cpu") fail(ErrorKind::InvalidArgument, "unknown --device '" + f.device + "' (cpu, cuda)");
+  else if (f.device != "cpu") usage_fail("unknown --device '" + f.device + "' (cpu, cuda)");
   if (f.compat == "llama.cpp") mo.llama_cpp_rounding = true;
-  else if (!f.compat.empty()) fail(ErrorKind::InvalidArgument, "unknown --compat '" + f.compat + "' (llama.cpp)");
+  else if (!f.compat.empty()) usage_fail("unknown --compat '" + f.compat + "' (llama.cpp)");
   if (f.compute_type == "bf16") mo.compute_type = ComputeType::BF16;
   else if (f.compute_type == "int8") mo.compute_type = ComputeType::Int8;
   else if (!f.compute_type.empty() && f.compute_type != "f32")
-    fail(ErrorKind::InvalidArgument, "unknown --compute-type '" + f.compute_type + "' (f32, bf16, int8)");
-  auto loaded = open_model(resolve_model(model), mo, source_options(f.source));
+    usage_fail("unknown --compute-type '" + f.compute_type + "' (f32, bf16, int8)");
+  auto loaded = open_model(model, mo, source_options(f.source));
   if (!loaded) fail(loaded.error().kind, loaded.error().message);
   return loaded.value();
+}
+
+const FieldNames& cli_field_names() {
+  static const FieldNames names{{{"pooling", "--pooling"},
+                                 {"normalize", "--normalize"},
+                                 {"dimensions", "--dims"},
+                                 {"prompt", "--prefix"},
+                                 {"prompt_name", "--prompt-name"},
+                                 {"prompt_template", "--template"},
+                                 {"max_tokens", "--max-tokens"},
+                                 {"truncate", "--truncate"},
+                                 {"exclude_special", "--exclude-special"},
+                                 {"precision", "--precision"},
+                                 {"ranges", "--ranges"},
+                                 {"long_inputs", "--long"},
+                                 {"long_overlap", "--long-overlap"},
+                                 {"late_chunking", "--late-chunking"},
+                                 {"chunk_tokens", "--chunk-tokens"},
+                                 {"chunk_separator", "--chunk-separator"},
+                                 {"kv_embedding", "--kv-embedding"},
+                                 {"kv_layers", "--kv-layers"},
+                                 {"kv_bias", "--kv-bias"}}};
+  return names;
+}
+
+void check_request_flags(const Model& model, const Request& r, Task task) {
+  try {
+    (void)resolve_request(model.describe(), r, task, cli_field_names());
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::InvalidArgument) throw;
+    usage_fail(e.what());
+  }
 }
 
 Request request_from_flags(const EmbedCommand& o) {
@@ -323,7 +345,7 @@ Request request_from_flags(const EmbedCommand& o) {
   req.pooling = parse_pooling_flag(o.pooling);
   req.normalize = o.normalize;
   req.dimensions = o.dims;
-  if (o.prefix_given && !o.prompt_name.empty()) fail(ErrorKind::InvalidArgument, "give either --prefix or --prompt-name, not both");
+  if (o.prefix_given && !o.prompt_name.empty()) usage_fail("give either --prefix or --prompt-name, not both");
   if (o.prefix_given) req.prompt = o.prefix;
   req.prompt_name = o.prompt_name;
   if (o.template_given) req.prompt_template = o.prompt_template;
@@ -338,11 +360,11 @@ Request request_from_flags(const EmbedCommand& o) {
   if (!o.kv_layers.empty()) req.kv_layers = parse_kv_layers_flag(o.kv_layers);
   if (!o.kv_bias.empty()) req.kv_bias = parse_kv_bias_flag(o.kv_bias);
   if (!o.long_inputs.empty() && !parse_long_inputs(o.long_inputs, &req.long_inputs))
-    fail(ErrorKind::InvalidArgument, "unknown --long '" + o.long_inputs + "' (error, chunk)");
+    usage_fail("unknown --long '" + o.long_inputs + "' (error, chunk)");
   req.long_overlap = o.long_overlap;
   req.late_chunking = o.late_chunking;
   if (!o.chunk_by.empty() && !parse_chunk_rule(o.chunk_by, &req.chunk_rule))
-    fail(ErrorKind::InvalidArgument, "unknown --chunk-by '" + o.chunk_by + "' (tokens, sentences, separator)");
+    usage_fail("unknown --chunk-by '" + o.chunk_by + "' (tokens, sentences, separator)");
   req.chunk_tokens = o.chunk_tokens;
   req.chunk_separator = o.chunk_separator;
   return req;
@@ -351,10 +373,10 @@ Request request_from_flags(const EmbedCommand& o) {
 int run_embed(const EmbedCommand& o) {
   Format fmt = Format::Jsonl;
   if (!o.format.empty() && !parse_format(o.format, &fmt))
-    fail(ErrorKind::InvalidArgument, "unknown --format '" + o.format + "' (json, jsonl, csv, npy, raw)");
+    usage_fail("unknown --format '" + o.format + "' (json, jsonl, csv, npy, raw)");
   const Request req = request_from_flags(o);
   if (o.similarity && req.precision != Precision::Float32)
-    fail(ErrorKind::InvalidArgument, "--similarity compares float vectors: leave out --precision");
+    usage_fail("--similarity compares float vectors: leave out --precision");
   RunSettings settings;
   settings.batch_tokens = o.batch_tokens;
   const InputFormat in_format = input_format(o.input_format, o.input);
@@ -362,23 +384,24 @@ int run_embed(const EmbedCommand& o) {
   if (!o.text_field.empty()) fields.text = o.text_field;
   if (!o.id_field.empty()) fields.id = o.id_field, fields.id_required = true;
   if (!o.spans_field.empty()) fields.spans = o.spans_field;
-  if (o.block < 1) fail(ErrorKind::InvalidArgument, "--block " + std::to_string(o.block) + " must be positive");
+  if (o.block < 1) usage_fail("--block " + std::to_string(o.block) + " must be positive");
 
   const RowShape shape = req.late_chunking ? RowShape::Chunks : req.pooling == Pooling::None ? RowShape::PerToken : RowShape::Pooled;
   if (shape != RowShape::Pooled && !o.similarity) {
     const bool ok = fmt == Format::Json || fmt == Format::Jsonl || (shape == RowShape::Chunks && fmt == Format::Npy);
     if (!ok)
-      fail(ErrorKind::InvalidArgument, shape == RowShape::PerToken ? "--pooling none gives one vector per token; only --format json or jsonl can hold that"
+      usage_fail(shape == RowShape::PerToken ? "--pooling none gives one vector per token; only --format json or jsonl can hold that"
                                                                    : "--late-chunking gives one vector per chunk: --format jsonl, json, or npy with --spans-out");
-    if (o.dedup) fail(ErrorKind::InvalidArgument, "--dedup applies to one vector per input (not --pooling none or --late-chunking)");
+    if (o.dedup) usage_fail("--dedup applies to one vector per input (not --pooling none or --late-chunking)");
   }
   if (!o.spans_out.empty() && !(shape == RowShape::Chunks && fmt == Format::Npy))
-    fail(ErrorKind::InvalidArgument, "--spans-out goes with --late-chunking and -f npy");
+    usage_fail("--spans-out goes with --late-chunking and -f npy");
   if (shape == RowShape::Chunks && fmt == Format::Npy && o.spans_out.empty())
-    fail(ErrorKind::InvalidArgument, "--late-chunking with -f npy needs --spans-out FILE for the chunks' spans");
+    usage_fail("--late-chunking with -f npy needs --spans-out FILE for the chunks' spans");
 
   RecordReader in(o.input, in_format, fields, o.skip_empty);
   const std::shared_ptr<const Model> model = load_model(o.model, {o.device, o.threads, o.compat, o.compute_type, o.source});
+  check_request_flags(*model, req, Task::Embed);
   Context ctx(model, o.threads);
   if (o.similarity) return run_similarity(o, fmt, ctx, req, settings, in);
 
@@ -392,14 +415,14 @@ int run_embed(const EmbedCommand& o) {
   // npy to stdout that cannot seek (a pipe): the row count goes first, from a pass over the input.
   if (fmt == Format::Npy && (o.out.empty() || o.out == "-") && lseek(fileno(stdout), 0, SEEK_CUR) < 0) {
     if (o.input == "-" || shape == RowShape::Chunks)
-      fail(ErrorKind::InvalidArgument, "npy to a pipe needs the row count first: give the input as a file (not with --late-chunking), or use --out FILE");
+      usage_fail("npy to a pipe needs the row count first: give the input as a file (not with --late-chunking), or use --out FILE");
     wo.npy_rows = static_cast<int64_t>(count_records(o.input, in_format, fields, o.skip_empty));
   }
   // Writing over the input would destroy it before it is read.
   struct stat si, so;
   if (o.input != "-" && !o.out.empty() && o.out != "-" && stat(o.input.c_str(), &si) == 0 && stat(o.out.c_str(), &so) == 0 &&
       si.st_dev == so.st_dev && si.st_ino == so.st_ino)
-    fail(ErrorKind::InvalidArgument, o.out + " is the input file: give another --out");
+    usage_fail(o.out + " is the input file: give another --out");
   RowWriter writer(wo);
 
   // Resume: the inputs the output already holds are read again, not embedded.
@@ -447,12 +470,13 @@ int run_embed(const EmbedCommand& o) {
 }
 
 int run_calibrate(const EmbedCommand& o) {
-  if (o.out.empty()) fail(ErrorKind::InvalidArgument, "give the ranges file to write with -o FILE");
+  if (o.out.empty()) usage_fail("give the ranges file to write with -o FILE");
   const Request req = request_from_flags(o);
   const InputLines in = read_lines(o.input, o.skip_empty);
   if (!in.skipped.empty()) std::fprintf(stderr, "embed: skipped %zu empty line(s)\n", in.skipped.size());
   if (in.texts.size() < 2) fail(ErrorKind::InvalidArgument, "calibration needs at least 2 texts (hundreds give stable ranges)");
   const std::shared_ptr<const Model> model = load_model(o.model, {o.device, o.threads, o.compat, o.compute_type, o.source});
+  check_request_flags(*model, req, Task::Embed);
   Context ctx(model, o.threads);
   RunSettings settings;
   settings.batch_tokens = o.batch_tokens;

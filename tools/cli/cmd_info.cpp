@@ -1,6 +1,7 @@
 // `embed info model.gguf`: what a GGUF file holds (architecture, hyperparameters, tokenizer,
 // special tokens, pooling, tensors, shared tensors), and which CPU kernel level this machine would
 // run it with. Reads metadata only; loads no weights.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -10,6 +11,7 @@
 #include "base/error.h"
 #include "cpu/isa.h"
 #include "engine/api.h"
+#include "engine/arch/spec.h"
 #include "gguf/file.h"
 #include "tools/cli/commands.h"
 
@@ -57,13 +59,24 @@ const char* pooling_name(int64_t p) {
   }
 }
 
+// Whether the architecture has an LM head that a file may leave to the token table: its weight
+// table carries output.weight, or its HF checkpoints' lm_head is dropped as tied (Gemma).
+// Encoders such as BERT have no head to tie.
+bool has_output_head(const std::string& arch) {
+  const arch::ArchSpec* spec = arch::find_architecture(arch);
+  if (!spec) return false;
+  return std::any_of(spec->weights.begin(), spec->weights.end(), [](const arch::WeightSpec& w) { return w.name == "output.weight"; }) ||
+         std::find(spec->hf_skip.begin(), spec->hf_skip.end(), "lm_head.weight") != spec->hf_skip.end();
+}
+
 }  // namespace
 
 int run_info(const InfoOptions& o) {
   const gguf::File f = open_model_file(o.model, source_options(o.source));
   const std::string arch = f.get_or<std::string>("general.architecture", "(none)");
   std::error_code ec;
-  std::string where = f.path() == o.model ? o.model : o.model + " = " + f.path();  // a Hub name, a cached conversion
+  const std::string asked = resolve_model_path(o.model);  // "default" as a path
+  std::string where = f.path() == asked ? asked : o.model + " = " + f.path();  // a Hub name, a cached conversion
   if (std::filesystem::is_directory(f.path(), ec)) where += ", an HF folder converted in memory";
   std::printf("file:          %s (%s, GGUF v%u, alignment %u)\n", where.c_str(), human_bytes(f.size()).c_str(),
               f.version(), f.alignment());
@@ -83,11 +96,15 @@ int run_info(const InfoOptions& o) {
   if (auto toks = f.find_array("tokenizer.ggml.tokens")) {
     std::printf("  vocab size:  %llu\n", static_cast<unsigned long long>(toks->count));
     const auto& strings = toks->elem_type == gguf::ValueType::STRING ? toks->strings : std::vector<std::string_view>{};
-    for (const char* role : {"bos", "eos", "eot", "unknown", "seperator", "padding", "cls", "mask"}) {
-      const std::string key = std::string("tokenizer.ggml.") + role + "_token_id";
+    // GGUF spells the separator key "seperator" (llama.cpp's name); the listing spells the role.
+    const std::pair<const char*, const char*> roles[] = {{"bos", "bos"},       {"eos", "eos"},         {"eot", "eot"},
+                                                         {"unknown", "unknown"}, {"seperator", "separator"}, {"padding", "padding"},
+                                                         {"cls", "cls"},       {"mask", "mask"}};
+    for (const auto& [key_role, label] : roles) {
+      const std::string key = std::string("tokenizer.ggml.") + key_role + "_token_id";
       if (auto id = f.find<int64_t>(key)) {
         std::string piece = (*id >= 0 && static_cast<uint64_t>(*id) < strings.size()) ? std::string(strings[*id]) : "<out of range>";
-        std::printf("  %-11s  %lld %s\n", role, static_cast<long long>(*id), piece.c_str());
+        std::printf("  %-11s  %lld %s\n", label, static_cast<long long>(*id), piece.c_str());
       }
     }
   }
@@ -118,7 +135,7 @@ int run_info(const InfoOptions& o) {
   for (const auto& [type, bytes] : by_type) std::printf(" %s %s;", type.c_str(), human_bytes(bytes).c_str());
   std::printf("\n");
   const auto shared = f.shared_tensors();
-  if (!f.find_tensor("output.weight") && f.find_tensor("token_embd.weight"))
+  if (has_output_head(arch) && !f.find_tensor("output.weight") && f.find_tensor("token_embd.weight"))
     std::printf("  shared: output.weight is absent, token_embd.weight serves both (tied)\n");
   for (const auto& [a, b] : shared) std::printf("  shared: %s and %s hold the same bytes (mapped once)\n", a.c_str(), b.c_str());
 

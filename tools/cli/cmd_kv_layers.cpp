@@ -22,22 +22,24 @@ int run_kv_layers(const KvLayersCommand& o) {
   const EmbedCommand& e = o.request;
   const Request req = request_from_flags(e);
   if (req.kv_embedding || req.kv_layers || req.kv_bias)
-    fail(ErrorKind::InvalidArgument, "kv-layers measures the plain model: leave out --kv-embedding, --kv-layers and --kv-bias");
-  if (o.sample < 3) fail(ErrorKind::InvalidArgument, "--sample must be at least 3 (hundreds give a stable estimate)");
-  InputLines in = read_lines(e.input, e.skip_empty);
-  if (static_cast<int64_t>(in.texts.size()) > o.sample) in.texts.resize(static_cast<size_t>(o.sample));
-  if (in.texts.size() < 3) fail(ErrorKind::InvalidArgument, "kv-layers needs at least 3 texts (hundreds give a stable estimate)");
-
+    usage_fail("kv-layers measures the plain model: leave out --kv-embedding, --kv-layers and --kv-bias");
+  if (o.sample < 3) usage_fail("--sample must be at least 3 (hundreds give a stable estimate)");
+  // The model first: a model this command cannot use is the first thing to say, before any
+  // complaint about the texts.
   const std::shared_ptr<const Model> model = load_model(e.model, {e.device, e.threads, e.compat, e.compute_type, e.source});
   const ModelDescription& d = model->describe();
   if (!d.causal)
-    fail(ErrorKind::InvalidArgument, "kv-layers is for decoders (KV-Embedding re-routes causal attention); this " + d.arch + " model is bidirectional");
+    usage_fail("kv-layers is for decoders (KV-Embedding re-routes causal attention); this " + d.arch + " model is bidirectional");
+  check_request_flags(*model, req, Task::Embed);
+  InputLines in = read_lines(e.input, e.skip_empty);
+  if (static_cast<int64_t>(in.texts.size()) > o.sample) in.texts.resize(static_cast<size_t>(o.sample));
+  if (in.texts.size() < 3) fail(ErrorKind::InvalidArgument, "kv-layers needs at least 3 texts (hundreds give a stable estimate)");
   const int n_layers = static_cast<int>(d.n_layers);
   // The default band's width (the middle third), searched over the middle two thirds.
   const int width = o.width > 0 ? o.width : std::max(1, static_cast<int>(2 * d.n_layers / 3) - static_cast<int>(d.n_layers / 3));
   const int min_first = n_layers / 6, max_last = n_layers - 1 - n_layers / 6;
   if (width > max_last - min_first + 1)
-    fail(ErrorKind::InvalidArgument, "--width " + std::to_string(width) + " is wider than the middle layers " + std::to_string(min_first) + "-" +
+    usage_fail("--width " + std::to_string(width) + " is wider than the middle layers " + std::to_string(min_first) + "-" +
                                          std::to_string(max_last) + " of this " + std::to_string(n_layers) + "-layer model");
 
   Context ctx(model, e.threads);
@@ -86,7 +88,7 @@ int run_kv_layers(const KvLayersCommand& o) {
     std::vector<float> as_float(dims.begin(), dims.end());
     edits.set_array<float>(kKvDimensionsKey, as_float);
     edits.set<uint32_t>(kKvSampleKey, static_cast<uint32_t>(ls.rows));
-    const gguf::File source = open_model_file(resolve_model(e.model), source_options(e.source));  // a folder: converted again
+    const gguf::File source = open_model_file(e.model, source_options(e.source));  // a folder: converted again
     gguf::write_with_metadata(source, edits, o.out);
     std::fprintf(stderr, "embed: %s written: %s with KV-Embedding band %d-%d stored (--kv-embedding uses it)\n", o.out.c_str(), d.path.c_str(),
                  band.first, band.second);

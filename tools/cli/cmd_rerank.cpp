@@ -11,18 +11,20 @@
 namespace embed::cli {
 
 int run_rerank(const RerankCommand& o) {
-  if (o.query.empty()) fail(ErrorKind::InvalidArgument, "--query must not be empty");
-  if (o.top_n < 0) fail(ErrorKind::InvalidArgument, "--top-n must be positive");
+  if (o.query.empty()) usage_fail("--query must not be empty");
+  if (o.top_n < 0) usage_fail("--top-n must be positive");
   if (!o.format.empty() && o.format != "json" && o.format != "jsonl" && o.format != "text")
-    fail(ErrorKind::InvalidArgument, "unknown --format '" + o.format + "' for rerank (text, json, jsonl)");
+    usage_fail("unknown --format '" + o.format + "' for rerank (text, json, jsonl)");
   const InputLines in = read_lines(o.documents, o.skip_empty);
   if (in.texts.empty()) fail(ErrorKind::InvalidArgument, o.documents + ": no documents to rank");
-  Context ctx(load_model(o.model, {o.device, o.threads, o.compat, o.compute_type, o.source}), o.threads);
+  const std::shared_ptr<const Model> model = load_model(o.model, {o.device, o.threads, o.compat, o.compute_type, o.source});
   Request req;
   req.max_tokens = o.max_tokens;
   req.truncate = true;  // documents longer than the limit are cut (the longer text first)
   req.truncation_direction = parse_direction_flag(o.truncate_direction);
   req.split_special = o.split_special;
+  check_request_flags(*model, req, Task::Rerank);
+  Context ctx(model, o.threads);
   auto scores = ctx.rerank(o.query, in.texts, req);
   if (!scores) {
     const Status& s = scores.error();

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "base/error.h"
+#include "engine/api.h"
 #include "gguf/file.h"
 #include "tokenizer/tokenizer.h"
 #include "tools/cli/commands.h"

@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "base/error.h"
 #include "engine/request.h"
 #include "source/model_source.h"
 
@@ -16,12 +17,29 @@ class Model;
 
 namespace embed::cli {
 
-// Exit codes (documented in docs/cli.md).
+// Exit codes (documented in docs/cli.md and printed by --help, both from kExitCodesHelp).
 constexpr int kExitOk = 0;
-constexpr int kExitFailure = 1;       // the engine failed (model, device, internal)
-constexpr int kExitUsage = 2;         // bad flags or arguments
-constexpr int kExitInput = 3;         // bad input data (a line that cannot be embedded)
+constexpr int kExitFailure = 1;       // the model or the engine failed (invalid or unsupported model file, device)
+constexpr int kExitUsage = 2;         // bad flags, arguments or option values
+constexpr int kExitInput = 3;         // bad input data (a line or record that cannot be embedded)
 constexpr int kExitIo = 4;            // a file could not be read or written
+inline constexpr const char* kExitCodesHelp =
+    "Exit codes: 0 ok; 1 model or engine failure (invalid or unsupported model file, device); 2 usage (unknown flag, "
+    "missing argument, bad option value); 3 bad input data (a line that cannot be embedded); 4 a file could not be read or written.";
+
+// A bad flag, argument or option value: exit code kExitUsage. Other InvalidArgument errors are
+// about the input data (kExitInput).
+class UsageError : public Error {
+ public:
+  explicit UsageError(const std::string& message) : Error(ErrorKind::InvalidArgument, message) {}
+};
+[[noreturn]] inline void usage_fail(const std::string& message) { throw UsageError(message); }
+
+// How the command's flags spell Request fields, for resolve_request's messages.
+const FieldNames& cli_field_names();
+// resolve_request(model, r, task) as a check of the flags before any input is read: a request the
+// model cannot run is a UsageError naming the flags.
+void check_request_flags(const Model& model, const Request& r, Task task);
 
 // Where the model comes from (source/model_source.h): shared by every command that loads one.
 struct SourceFlags {
@@ -35,7 +53,7 @@ struct EmbedCommand {
   std::string input;          // path or "-"
   std::string pooling;        // empty: the model's
   int normalize = 2;
-  int dims = 0;
+  std::optional<int> dims;    // --dims N (1..width); none: the full width
   std::string prefix;          // --prefix: explicit prompt text
   bool prefix_given = false;   // --prefix was on the command line (even as '')
   std::string prompt_name;     // --prompt-name (alias --prompt)
@@ -115,10 +133,7 @@ struct RerankCommand {
 };
 int run_rerank(const RerankCommand& o);
 
-// The model argument for "default" (or an empty one): $EMBED_MODEL, else the cached default model
-// that tools/models.sh default writes; any other argument as given (a file, folder or Hub name,
-// opened by source/model_source.h). Throws with the fix when the default is not there.
-std::string resolve_model(const std::string& model);
+// --cache-gguf and --convert-type as source/model_source.h takes them; throws naming the flag.
 SourceOptions source_options(const SourceFlags& f);
 bool is_gguf_file(const std::string& path);
 // --pooling and --truncate-direction as the request type takes them; throws naming the flag.

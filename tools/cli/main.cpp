@@ -74,8 +74,9 @@ int usage_error(const CLI::App& app, const CLI::ParseError& e) {
   return kExitUsage;
 }
 
-int exit_code_for(ErrorKind k) {
-  switch (k) {
+int exit_code_for(const Error& e) {
+  if (dynamic_cast<const UsageError*>(&e)) return kExitUsage;
+  switch (e.kind()) {
     case ErrorKind::InvalidArgument: return kExitInput;
     case ErrorKind::Io: return kExitIo;
     default: return kExitFailure;
@@ -95,6 +96,8 @@ int parse(CLI::App& app, int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
   } catch (const CLI::ParseError& e) {
     return usage_error(app, e);
   } catch (const Error& e) {
@@ -108,7 +111,8 @@ int parse(CLI::App& app, int argc, char** argv) {
 constexpr const char* kCompatHelp = "llama.cpp: round activations like llama.cpp's CPU backend (8-bit into quantized matmuls, f16 GELU table) for vectors closer to llama.cpp's; CPU only";
 constexpr const char* kComputeTypeHelp =
     "Arithmetic of matmuls and attention: f32 (default: f32-grade results on every CPU), bf16 (one bf16 product per pair: "
-    "faster on AMX, cosine >= 0.9998 to f32), int8 (8-bit products for quantized weights, as llama.cpp); see docs/cli.md";
+    "faster, a little less exact: docs/kernels.md has the measured fidelity), int8 (8-bit products for quantized weights, as "
+    "llama.cpp); see docs/cli.md";
 // --split-special's help, shared by embed, rerank, tokenize and serve.
 constexpr const char* kSplitSpecialHelp =
     "Read special-token text in the input ([SEP], <|endoftext|>) as plain text, for text you do not control "
@@ -160,12 +164,13 @@ CLI::Option* add_request_flags(CLI::App& app, EmbedCommand& o) {
 int embed_main(int argc, char** argv) {
   CLI::App app{"embed: text embeddings from GGUF models. One vector per input line, in order.", "embed"};
   app.footer("Subcommands: embed info | tokenize | rerank | convert | bench | serve | calibrate | kv-layers  (embed SUBCOMMAND --help)\n\n" + presets_help() +
-             "\nExit codes: 0 ok, 1 engine failure, 2 usage error, 3 bad input data, 4 file error.");
+             "\n" + kExitCodesHelp);
+  app.set_version_flag("--version", std::string("embed ") + EMBED_VERSION);
   EmbedCommand o;
   std::vector<std::string> positional;
   app.add_option("model_and_input", positional, "[MODEL] INPUT: model (a GGUF file, HF folder or Hub name ORG/NAME; default: the "
                  "default model) and input file, - for stdin")
-      ->required()->expected(1, 2);
+      ->expected(1, 2);
   app.add_option("-m,--model", o.model, kModelHelp);
   CLI::Option* prefix = add_request_flags(app, o);
   add_source_flags(app, o.source);
@@ -191,18 +196,24 @@ int embed_main(int argc, char** argv) {
   app.add_option("--block", o.block, "Inputs embedded and written together (memory grows with it)")->capture_default_str();
   if (const int rc = parse(app, argc, argv); rc >= 0) return rc;
   o.prefix_given = prefix->count() > 0;
+  if (positional.empty())
+    usage_fail("nothing to embed: type `embed MODEL.gguf texts.txt` (one text per line; - reads stdin), or `embed texts.txt` "
+               "for the default model (tools/models.sh default installs it); `embed --help` lists every flag");
   if (positional.size() == 2) {
-    if (!o.model.empty()) throw Error(ErrorKind::InvalidArgument, "give the model either as the first argument or with --model, not both");
+    if (!o.model.empty()) usage_fail("give the model either as the first argument or with --model, not both");
+    if (!is_gguf_file(positional[0]) && is_gguf_file(positional[1]))
+      usage_fail(positional[1] + " is the model and " + positional[0] + " the input: the model comes first (`embed " + positional[1] + " " +
+                 positional[0] + "`)");
     o.model = positional[0];
     o.input = positional[1];
   } else {
     o.input = positional[0];
     if (o.model.empty() && is_gguf_file(o.input))
-      throw Error(ErrorKind::InvalidArgument, o.input + " is a model file: give an input file after it (or - for stdin)");
+      usage_fail(o.input + " is a model file: give an input file after it (or - for stdin)");
     std::error_code ec;
     if (o.model.empty() && o.input != "-" && !std::filesystem::exists(o.input, ec) && parse_hub_name(o.input))
-      throw Error(ErrorKind::InvalidArgument, "no input file " + o.input + "; if it is a model name, give an input file after it: embed " +
-                                                  o.input + " INPUT (or - for stdin)");
+      usage_fail("no input file " + o.input + "; if it is a model name, give an input file after it: embed " + o.input +
+                 " INPUT (or - for stdin)");
   }
   return run_embed(o);
 }
@@ -241,7 +252,7 @@ int kv_layers_main(int argc, char** argv) {
 int info_main(int argc, char** argv) {
   CLI::App app{"Describe a GGUF file: architecture, hyperparameters, tokenizer, tensors", "embed info"};
   InfoOptions o;
-  app.add_option("model", o.model, "Model: a GGUF file, an HF folder (described as converted) or a Hub name ORG/NAME[:QUANT]")->required();
+  app.add_option("model", o.model, "Model: a GGUF file, an HF folder (described as converted), a Hub name ORG/NAME[:QUANT], or 'default'")->required();
   app.add_flag("--all-tensors", o.all_tensors, "List the tensors of every block");
   add_source_flags(app, o.source);
   if (const int rc = parse(app, argc, argv); rc >= 0) return rc;
@@ -283,7 +294,7 @@ int convert_main(int argc, char** argv) {
 int tokenize_main(int argc, char** argv) {
   CLI::App app{"Print the token ids of each input line (one output line per input line)", "embed tokenize"};
   TokenizeOptions o;
-  app.add_option("model", o.model, "Model: a GGUF file, an HF folder or a Hub name ORG/NAME[:QUANT]")->required();
+  app.add_option("model", o.model, "Model: a GGUF file, an HF folder, a Hub name ORG/NAME[:QUANT], or 'default'")->required();
   app.add_option("input", o.input, "Text file, one input per line (default: standard input)");
   add_source_flags(app, o.source);
   app.add_flag("--pieces", o.pieces, "Print the pieces instead of the ids");
@@ -388,7 +399,7 @@ int main(int argc, char** argv) {
     return embed_main(argc, argv);
   } catch (const embed::Error& e) {
     std::fprintf(stderr, "embed: error: %s\n", e.what());
-    return exit_code_for(e.kind());
+    return exit_code_for(e);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "embed: error: %s\n", e.what());
     return kExitFailure;

@@ -95,17 +95,29 @@ void write_similarity(std::FILE* out, Format f, const std::vector<float>& sim, i
 }  // namespace embed::cli
 
 namespace embed::cli {
+namespace {
+
+// "[n]", built by appending: GCC 12 reports `"[" + std::string` as an overlapping memcpy
+// (-Wrestrict false positive, GCC bug 105329).
+std::string bracketed(int64_t n) {
+  std::string s = "[";
+  s += std::to_string(n);
+  s += ']';
+  return s;
+}
+
+}  // namespace
 
 void write_similarity_table(std::FILE* out, const std::vector<float>& sim, int64_t n, const std::vector<std::string>& labels) {
   std::string s = "      ";
   char buf[64];
   for (int64_t j = 0; j < n; j++) {
-    std::snprintf(buf, sizeof buf, " %6s", ("[" + std::to_string(j + 1) + "]").c_str());
+    std::snprintf(buf, sizeof buf, " %6s", bracketed(j + 1).c_str());
     s += buf;
   }
   s += "\n";
   for (int64_t i = 0; i < n; i++) {
-    std::snprintf(buf, sizeof buf, "%5s ", ("[" + std::to_string(i + 1) + "]").c_str());
+    std::snprintf(buf, sizeof buf, "%5s ", bracketed(i + 1).c_str());
     s += buf;
     for (int64_t j = 0; j < n; j++) {
       std::snprintf(buf, sizeof buf, " %6.3f", sim[i * n + j]);

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
+#include "tools/cli/commands.h"
 #include "tools/cli/input.h"
 
 namespace embed::cli {
@@ -25,7 +26,7 @@ InputFormat input_format(const std::string& flag, const std::string& path) {
   if (flag == "jsonl") return InputFormat::Jsonl;
   if (flag == "csv") return InputFormat::Csv;
   if (flag == "tsv") return InputFormat::Tsv;
-  if (!flag.empty()) fail(ErrorKind::InvalidArgument, "unknown --input-format '" + flag + "' (text, jsonl, csv, tsv)");
+  if (!flag.empty()) usage_fail("unknown --input-format '" + flag + "' (text, jsonl, csv, tsv)");
   if (ends_with(path, ".jsonl") || ends_with(path, ".ndjson")) return InputFormat::Jsonl;
   if (ends_with(path, ".csv")) return InputFormat::Csv;
   if (ends_with(path, ".tsv")) return InputFormat::Tsv;

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/quantize.h"
+#include "tools/cli/commands.h"
 
 namespace embed::cli {
 namespace {
@@ -76,13 +77,13 @@ RowWriter::RowWriter(const RowWriterOptions& o) : o_(o) {
   const bool to_stdout = o.path.empty() || o.path == "-";
   const bool npy = o.format == Format::Npy;
   if (o.resume) {
-    if (to_stdout) fail(ErrorKind::InvalidArgument, "--resume continues an output file: give it with --out FILE");
-    if (o.format == Format::Json) fail(ErrorKind::InvalidArgument, "--resume needs a format written row by row: jsonl, csv, raw or npy, not json");
-    if (npy && o.shape == RowShape::Chunks) fail(ErrorKind::InvalidArgument, "--resume with --late-chunking needs -f jsonl");
+    if (to_stdout) usage_fail("--resume continues an output file: give it with --out FILE");
+    if (o.format == Format::Json) usage_fail("--resume needs a format written row by row: jsonl, csv, raw or npy, not json");
+    if (npy && o.shape == RowShape::Chunks) usage_fail("--resume with --late-chunking needs -f jsonl");
   }
   if (to_stdout) {
     if (npy && isatty(fileno(stdout)))
-      fail(ErrorKind::InvalidArgument, "refusing to write binary npy to a terminal: use --out FILE or redirect stdout");
+      usage_fail("refusing to write binary npy to a terminal: use --out FILE or redirect stdout");
     f_ = stdout;
   } else {
     struct stat st;
@@ -96,7 +97,7 @@ RowWriter::RowWriter(const RowWriterOptions& o) : o_(o) {
     }
   }
   if (npy && o.npy_rows < 0 && !seekable(f_))
-    fail(ErrorKind::InvalidArgument, "npy to a pipe needs the row count first: give the input as a file, or use --out FILE");
+    usage_fail("npy to a pipe needs the row count first: give the input as a file, or use --out FILE");
   if (!o.spans_path.empty()) {
     spans_ = std::fopen(o.spans_path.c_str(), "wb");
     if (!spans_) fail(ErrorKind::Io, o.spans_path + ": cannot create the spans file: " + std::strerror(errno));

@@ -135,7 +135,11 @@ struct Evaluated {
 
 std::string hf_name(const arch::HParamSpec& row) {
   const std::string src = row.hf;
-  return src.empty() || src[0] == '@' ? std::string(row.key) : "'" + src.substr(0, src.find('|')) + "'";
+  if (src.empty() || src[0] == '@') return row.key;
+  std::string quoted = "'";
+  quoted += src.substr(0, src.find('|'));
+  quoted += '\'';
+  return quoted;
 }
 
 // Every row's value: config.json, else the description's HF default; "@d_head" after the derivation.

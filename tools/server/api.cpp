@@ -63,10 +63,19 @@ Api::Api(std::shared_ptr<const Model> model, Scheduler& scheduler, Metrics& metr
     fail(ErrorKind::InvalidArgument, "--pooling rank: rank pooling scores (query, document) pairs, which the rerank routes (/rerank, "
                                      "/v1/rerank) do on a model with a classifier head; --pooling sets the embedding routes' pooling: "
                                      "none, mean, cls, last or hybrid");
+  // Checked as `embed serve`'s flags: the messages name them as typed.
+  static const FieldNames serve_flags{{{"pooling", "--pooling"},
+                                       {"precision", "--precision"},
+                                       {"ranges", "--ranges"},
+                                       {"prompt_template", "--template"},
+                                       {"kv_embedding", "--kv-embedding"},
+                                       {"kv_layers", "--kv-layers"},
+                                       {"kv_bias", "--kv-bias"},
+                                       {"max_tokens", "--max-input-tokens"}}};
   try {
-    defaults_ = resolve_request(d, base_request(Task::Embed), Task::Embed);
+    defaults_ = resolve_request(d, base_request(Task::Embed), Task::Embed, serve_flags);
   } catch (const Error& err) {
-    fail(err.kind(), std::string("the embedding defaults (--pooling, --precision, --ranges, --template, --kv-*): ") + err.what());
+    fail(err.kind(), std::string("the embedding routes' defaults: ") + err.what());
   }
 }
 

@@ -178,9 +178,17 @@ void Api::embeddings_openai(const std::shared_ptr<Call>& c) {
   compute(c, rr, "input", "", std::move(in), [this, base64](const Embeddings& e) {
     std::string s = "{\"object\":\"list\",\"data\":[";
     for (int64_t i = 0; i < e.rows; i++) {
-      s += std::string(i ? "," : "") + "{\"object\":\"embedding\",\"index\":" + std::to_string(i) + ",\"embedding\":";
-      if (base64) s += "\"" + base64_row(e, i) + "\"";
-      else append_row(s, e, i);
+      if (i) s += ',';
+      s += "{\"object\":\"embedding\",\"index\":";
+      s += std::to_string(i);
+      s += ",\"embedding\":";
+      if (base64) {
+        s += '"';
+        s += base64_row(e, i);
+        s += '"';
+      } else {
+        append_row(s, e, i);
+      }
       s += "}";
     }
     const std::string tokens = std::to_string(total_tokens(e));

@@ -4,6 +4,7 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 
 #include "engine/quantize.h"
 #include "engine/scheduler.h"
@@ -19,7 +20,7 @@ std::atomic<bool> g_stop{false};
 extern "C" void on_stop_signal(int) { g_stop.store(true); }
 
 void check_config(const ServeCommand& o, const ModelDescription& d, int64_t max_input) {
-  auto bad = [](const std::string& m) { fail(ErrorKind::InvalidArgument, m); };
+  auto bad = [](const std::string& m) { usage_fail(m); };
   if (o.port < 0 || o.port > 65535) bad("--port must be 0..65535");
   if (o.max_concurrent_requests < 1) bad("--max-concurrent-requests must be at least 1");
   if (o.max_client_batch_size < 1) bad("--max-client-batch-size must be at least 1");
@@ -70,9 +71,9 @@ int run_serve(const ServeCommand& o) {
   const int64_t max_input = o.max_input_tokens > 0 ? o.max_input_tokens : d.n_ctx;
   check_config(o, d, max_input);
   if (ranges && d.default_pooling == Pooling::Rank)
-    fail(ErrorKind::InvalidArgument, "--ranges " + o.ranges + ": ranges quantize embeddings, and this model is a reranker (rank pooling)");
+    usage_fail("--ranges " + o.ranges + ": ranges quantize embeddings, and this model is a reranker (rank pooling)");
   if (ranges && ranges->dims() > d.embedding_dim)
-    fail(ErrorKind::InvalidArgument, "--ranges " + o.ranges + ": ranges of " + std::to_string(ranges->dims()) +
+    usage_fail("--ranges " + o.ranges + ": ranges of " + std::to_string(ranges->dims()) +
                                          " dimensions, but this model's vectors have " + std::to_string(d.embedding_dim));
 
   SchedulerOptions so;
@@ -96,7 +97,16 @@ int run_serve(const ServeCommand& o) {
   ac.tokenization_workers = o.http_threads;
   ac.embed_defaults = defaults;
   ac.ranges = ranges;
-  server::Api api(model, scheduler, metrics, ac);
+  // The Api checks the routes' defaults (--pooling, --precision, --template, --kv-*) against the
+  // model: a refusal there is a bad combination of flags, a usage error like the checks above.
+  std::unique_ptr<server::Api> api_owner;
+  try {
+    api_owner = std::make_unique<server::Api>(model, scheduler, metrics, ac);
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::InvalidArgument) usage_fail(e.what());
+    throw;
+  }
+  server::Api& api = *api_owner;
   if (defaults.pooling == Pooling::Cls && d.causal)  // as `embed --pooling cls` warns
     std::fprintf(stderr, "embed serve: warning: --pooling cls on a causal model: %s\n", kCausalClsPoolingWhy);
 
