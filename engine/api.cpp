@@ -49,6 +49,8 @@ void refuse_hidden_states(const Request& r) {
 
 Model::~Model() = default;
 
+const gguf::File& Model::gguf_file() const { return loaded_->file(); }
+
 std::string resolve_model_path(const std::string& model) {
   if (!model.empty() && model != "default") return model;
   if (const char* env = std::getenv("EMBED_MODEL"); env && *env) return env;

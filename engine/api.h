@@ -123,6 +123,8 @@ class Model {
   const tok::Tokenizer& tokenizer() const { return *tokenizer_; }
   // The prompt of a yes/no reranker ({query} and {document} filled in), or "".
   const std::string& rerank_template() const { return rerank_template_; }
+  // The GGUF the model runs from (its metadata and tensor directory), mapped or held in memory.
+  const gguf::File& gguf_file() const;
 
  private:
   friend class Context;

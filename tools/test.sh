@@ -20,6 +20,8 @@ export EMBED_MINILM_GGUF_F16="$(tools/models.sh minilm-gguf f16)"
 export EMBED_MINILM_GGUF_Q8_0="$(tools/models.sh minilm-gguf q8_0)"
 # huggingface_hub's own client (pinned), for the cache-sharing tests of tests/hub (label hub).
 export EMBED_HUB_PYTHON="$(tools/hub/setup_venv.sh)"
+# The ollama client and LangChain's OllamaEmbeddings (pinned), for tests/server/test_ollama_clients.py.
+export EMBED_SERVER_PYTHON="$(tools/server/setup_venv.sh)"
 
 ctest --test-dir build -LE cuda --output-on-failure -j "$jobs"
 

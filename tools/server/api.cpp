@@ -116,14 +116,15 @@ void Api::handle(HttpRequest request, Reply reply) {
   try {
     dispatch(call);
   } catch (const ApiError& e) {
-    call->answer(error_response(e));
+    call->fail(e);
   } catch (const std::exception& e) {
-    call->answer(error_response(ApiError{500, "Backend", std::string("internal error: ") + e.what(), "", -1}));
+    call->fail(ApiError{500, "Backend", std::string("internal error: ") + e.what(), "", -1});
   }
 }
 
 void Api::dispatch(const std::shared_ptr<Call>& c) {
   const HttpRequest& q = c->request;
+  if (q.path.rfind("/api/", 0) == 0) c->error_shape = ErrorShape::Ollama;  // Ollama's routes
   if (draining_) throw ApiError{503, "Unhealthy", "the server is shutting down", "", -1};
   if (q.method == "OPTIONS" && !config_.cors_origin.empty()) {
     HttpResponse r;
@@ -144,7 +145,8 @@ void Api::dispatch(const std::shared_ptr<Call>& c) {
   }
   if (allowed.empty()) throw ApiError{404, "NotFound", "no route " + q.path + " (see GET /openapi.json)", "", -1};
   if (!route) {
-    HttpResponse r = error_response(ApiError{405, "MethodNotAllowed", q.method + " is not allowed on " + q.path + " (allowed: " + allowed + ")", "", -1});
+    HttpResponse r = error_response(ApiError{405, "MethodNotAllowed", q.method + " is not allowed on " + q.path + " (allowed: " + allowed + ")", "", -1},
+                                    c->error_shape);
     r.headers.emplace_back("Allow", allowed);
     return c->answer(std::move(r));
   }
@@ -312,6 +314,13 @@ const std::vector<Route>& RouteTable::routes() {
          c->answer(std::move(r));
        }},
       {"/openapi.json", Method::Get, [](Api& a, C c) { c->answer_json(openapi_document(a.config_.model_name)); }},
+      // Ollama's (api_ollama.cpp).
+      {"/api/embed", Method::Post, [](Api& a, C c) { a.ollama_embed(c, false); }},
+      {"/api/embeddings", Method::Post, [](Api& a, C c) { a.ollama_embed(c, true); }},
+      {"/api/tags", Method::Get, [](Api& a, C c) { a.ollama_list(c, false); }},
+      {"/api/ps", Method::Get, [](Api& a, C c) { a.ollama_list(c, true); }},
+      {"/api/show", Method::Post, [](Api& a, C c) { a.ollama_show(c); }},
+      {"/api/version", Method::Get, [](Api& a, C c) { a.ollama_version(c); }},
   };
   return routes;
 }

@@ -6,6 +6,8 @@
 
 #include <atomic>
 #include <memory>
+#include <mutex>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 
 #include "engine/api.h"
@@ -17,6 +19,7 @@ namespace embed::server {
 
 struct RouteTable;
 struct Inputs;
+struct OllamaFacts;
 
 struct ApiConfig {
   std::string model_name;               // the id answered in "model" fields and /v1/models
@@ -63,6 +66,16 @@ class Api : public Handler {
   void rerank(const std::shared_ptr<Call>& c, bool jina);
   void tokenize(const std::shared_ptr<Call>& c);
   void decode(const std::shared_ptr<Call>& c, bool llama);
+  // Ollama's routes (api_ollama.cpp): /api/embed (legacy false) and /api/embeddings (true),
+  // /api/tags and /api/ps (running), /api/show, /api/version.
+  void ollama_embed(const std::shared_ptr<Call>& c, bool legacy);
+  void ollama_list(const std::shared_ptr<Call>& c, bool running);
+  void ollama_show(const std::shared_ptr<Call>& c);
+  void ollama_version(const std::shared_ptr<Call>& c);
+  // The body's "model" (or "name") when it names the served model; else 400 / 404 as Ollama.
+  const std::string& ollama_model(const nlohmann::json& body) const;
+  nlohmann::json ollama_entry(bool running) const;
+  std::shared_ptr<const OllamaFacts> ollama_facts() const;  // read from the GGUF on first use
   // GET /info: TEI's fields, and what a request that does not say gets (defaults_).
   std::string info() const;
   // Base request with the server's defaults: length limit, auto-truncate, split-special and, for
@@ -78,6 +91,8 @@ class Api : public Handler {
   std::atomic<size_t> in_flight_{0};
   std::function<size_t()> connections_;
   std::function<void(std::function<void()>)> post_;
+  mutable std::once_flag facts_once_;
+  mutable std::shared_ptr<const OllamaFacts> facts_;
 };
 
 // The OpenAPI 3 document of every route (GET /openapi.json).

@@ -6,7 +6,13 @@
 
 namespace embed::server {
 
-HttpResponse error_response(const ApiError& e) {
+HttpResponse error_response(const ApiError& e, ErrorShape shape) {
+  if (shape == ErrorShape::Ollama) {
+    HttpResponse r;
+    r.status = e.status == 413 || e.status == 422 ? 400 : e.status == 429 ? 503 : e.status;
+    r.body = json{{"error", e.message}}.dump(-1, ' ', false, json::error_handler_t::replace);
+    return r;
+  }
   json j = {{"error", e.message}, {"error_type", e.type}};
   if (!e.field.empty()) j["field"] = e.field;
   if (e.index >= 0) j["index"] = e.index;
@@ -16,6 +22,8 @@ HttpResponse error_response(const ApiError& e) {
   if (e.status == 429) r.headers.emplace_back("Retry-After", "1");
   return r;
 }
+
+void Api::Call::fail(const ApiError& e) { answer(error_response(e, error_shape)); }
 
 const json* field(const json& body, const char* name) {
   if (!body.is_object()) return nullptr;

@@ -23,12 +23,18 @@ struct ApiError {
   int64_t index = -1;   // the input at fault, or -1
 };
 
+// How a route's errors are written: TEI's {"error", "error_type", ...} with its status codes, or
+// Ollama's {"error"} with Ollama's (400 for what TEI answers 413 or 422, 503 for 429).
+enum class ErrorShape { Tei, Ollama };
+
 struct Api::Call {
   HttpRequest request;
   std::string route;  // the route's path, for metrics
+  ErrorShape error_shape = ErrorShape::Tei;
   json body;
   Reply reply;        // wrapped by Api::handle: metrics, CORS, in-flight count; call once
   void answer(HttpResponse r) { reply(std::move(r)); }
+  void fail(const ApiError& e);  // answers error_response(e, error_shape)
   void answer_json(const std::string& body, int status = 200) {
     HttpResponse r;
     r.status = status;
@@ -37,7 +43,7 @@ struct Api::Call {
   }
 };
 
-HttpResponse error_response(const ApiError& e);
+HttpResponse error_response(const ApiError& e, ErrorShape shape = ErrorShape::Tei);
 
 // Field readers: absent and null read as "not given"; a value of another type is a 422 naming
 // the field.

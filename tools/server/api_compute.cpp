@@ -139,7 +139,7 @@ void Api::compute(const std::shared_ptr<Call>& c, const ResolvedRequest& rr, con
   const double tokenize_s = std::chrono::duration<double>(Clock::now() - start).count();
   auto done = [this, c, format = std::move(format), start, tokenize_s](JobOutcome o) {
     auto answer = [this, c, format, start, tokenize_s, o = std::move(o)]() mutable {
-      if (o.error) return c->answer(error_response(ApiError{500, "Backend", o.error->message, "", -1}));
+      if (o.error) return c->fail(ApiError{500, "Backend", o.error->message, "", -1});
       metrics_.job(o.queue_seconds, o.compute_seconds);
       HttpResponse r = format(o.rows);
       r.headers.emplace_back("x-compute-tokens", std::to_string(total_tokens(o.rows)));
