@@ -2,7 +2,7 @@
 # The whole test suite, exactly as CI runs it (README command 2, .ci/run):
 # install packages, build, fetch the real models into the cache, run every ctest label but
 # `cuda` (CUDA tests skip themselves without a GPU anyway), build the Python wheel and run its
-# tests, then run each fuzzer (the GGUF reader and the four tokenizers) for a minute.
+# tests, run the Ray Data path with that wheel on a local two-node Ray cluster, then run each fuzzer (the GGUF reader and the four tokenizers) for a minute.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -27,6 +27,8 @@ ctest --test-dir build -LE cuda --output-on-failure -j "$jobs"
 
 # The Python package: wheel built in a fresh virtualenv, tests/python (pytest).
 EMBED_JOBS="$jobs" tools/python_test.sh
+# The Ray Data path on a local cluster of two worker nodes, with that wheel (its venv: pinned ray).
+tools/scale/ray_ci.sh
 
 if [ -x tools/fuzz/run.sh ]; then
   tools/fuzz/run.sh "${EMBED_FUZZ_SECONDS:-60}"

@@ -6,9 +6,12 @@ times the pipeline against the command with as many threads as the actors have i
 
   ~/.cache/embed/venv-ray/bin/python tools/scale/ray_embed.py MODEL.gguf [--actors 2] [--threads 1]
       [--repeat 10] [--batch-size 1024] [--runs 3] [--embed-bin build/tools/embed] [--work DIR]
+      [--check --nodes 2]
 
 The venv comes from tools/scale/setup_venv.sh ray. The numbers are only meaningful on a quiet
-machine (docs/python.md)."""
+machine (docs/python.md). --check (CI: tools/scale/ray_ci.sh) runs the pipeline once on a local
+cluster of --nodes worker nodes (each its own raylet and worker processes, beside a head node that
+runs no actor), checks the vectors and that the actors ran on more than one node, and times nothing."""
 
 from __future__ import annotations
 
@@ -61,6 +64,62 @@ def embed_with_ray(model: str, parquet: pathlib.Path, out: pathlib.Path, actors:
     return time.perf_counter() - start
 
 
+def check_on_cluster(a: argparse.Namespace) -> None:
+    """CI: the pipeline once on a head node (the Parquet read and write tasks) and a.nodes worker
+    nodes with a.threads CPUs and one custom "embed_worker" slot each, every actor needing one, so
+    the actors are spread over the worker nodes; vectors equal the command's, bit for bit."""
+    import ray
+    from ray.cluster_utils import Cluster
+
+    work = pathlib.Path(a.work or tempfile.mkdtemp(prefix="embed-ray-"))
+    parquet, lines, n = corpus.write_corpus(work, a.repeat)
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False,
+                                                            "object_store_memory": 256 << 20})
+    for _ in range(a.nodes):
+        cluster.add_node(num_cpus=a.threads, resources={"embed_worker": 1}, object_store_memory=256 << 20)
+    ray.init(address=cluster.address, log_to_driver=False)
+    try:
+        nodes = [x for x in ray.nodes() if x["Alive"]]
+        if len(nodes) != a.nodes + 1:
+            raise SystemExit(f"ray: {len(nodes)} live nodes, want {a.nodes + 1}")
+        start = time.perf_counter()
+        ds = ray.data.read_parquet(str(parquet)).repartition(target_num_rows_per_block=a.batch_size)
+        ds = ds.map_batches(
+            NodeTaggedEmbedActor,
+            fn_constructor_kwargs={"model_path": os.path.abspath(a.model), "threads": a.threads},
+            compute=ray.data.ActorPoolStrategy(size=a.actors),
+            num_cpus=a.threads,
+            resources={"embed_worker": 1},
+            batch_size=a.batch_size,
+            batch_format="pyarrow",
+        )
+        ds.write_parquet(str(work / "ray-out"))
+        seconds = time.perf_counter() - start
+    finally:
+        ray.shutdown()
+        cluster.shutdown()
+    import pyarrow.parquet as pq
+
+    used = set(pq.read_table(work / "ray-out", columns=["node"]).column("node").to_pylist())
+    got = corpus.read_vectors(work / "ray-out", n)
+    want, _ = corpus.cli_vectors(a.embed_bin, a.model, lines, a.threads)
+    corpus.check_same("ray", got, want)
+    if len(used) < min(a.nodes, a.actors):
+        raise SystemExit(f"ray: the actors ran on {len(used)} node(s), want {min(a.nodes, a.actors)}")
+    print(f"ray: {n} texts on {a.actors} actors over {len(used)} worker nodes in {seconds:.1f} s")
+
+
+class NodeTaggedEmbedActor(EmbedActor):
+    """EmbedActor that also writes the id of the node it ran on (the check that work was spread)."""
+
+    def __call__(self, batch: pa.Table) -> pa.Table:
+        import ray
+
+        out = super().__call__(batch)
+        node = ray.get_runtime_context().get_node_id()
+        return out.append_column("node", pa.array([node] * out.num_rows, pa.string()))
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("model")
@@ -71,7 +130,12 @@ def main() -> None:
     p.add_argument("--runs", type=int, default=3, help="timed runs of each side (the best counts)")
     p.add_argument("--embed-bin", default=str(corpus.ROOT / "build" / "tools" / "embed"))
     p.add_argument("--work", default="", help="folder for the corpus and outputs (default: a temporary one)")
+    p.add_argument("--check", action="store_true", help="CI: one run on a local cluster of --nodes worker nodes, vectors checked, no timing")
+    p.add_argument("--nodes", type=int, default=2, help="worker nodes of the --check cluster")
     a = p.parse_args()
+    if a.check:
+        check_on_cluster(a)
+        return
 
     import ray
 
