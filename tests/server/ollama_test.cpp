@@ -193,5 +193,8 @@ TEST_CASE("ollama /api/tags, /api/show, /api/ps and /api/version describe the se
   auto version = c.Get("/api/version");
   REQUIRE(version);
   CHECK(json::parse(version->body) == json{{"version", EMBED_PROJECT_VERSION}});
+  const json doc = json::parse(c.Get("/openapi.json")->body);
+  for (const char* path : {"/api/embed", "/api/embeddings", "/api/show", "/api/tags", "/api/ps", "/api/version"})
+    CHECK(doc.at("paths").contains(path));
   CHECK(s.terminate() == 0);
 }

@@ -330,7 +330,7 @@ int bench_main(int argc, char** argv) {
 }
 
 int serve_main(int argc, char** argv) {
-  CLI::App app{"Serve embeddings and reranking over HTTP: OpenAI, TEI, Jina/Cohere and llama.cpp routes (docs/server.md)",
+  CLI::App app{"Serve embeddings and reranking over HTTP: OpenAI, TEI, Jina/Cohere, llama.cpp and Ollama routes (docs/server.md)",
                "embed serve"};
   ServeCommand o;
   app.add_option("model", o.model, kModelHelp)->required();

@@ -126,6 +126,22 @@ std::string openapi_document(const std::string& model_name) {
   paths["/v1/models"] = get("OpenAI model list", "{object: list, data: [{id, object: model}]}");
   paths["/metrics"] = get("Prometheus metrics", "text/plain exposition format");
   paths["/openapi.json"] = get("this document", "OpenAPI 3.0");
+  // Ollama's (api_ollama.cpp); errors answer {error} with 400, 404 or 503.
+  const json ollama_options = {{"type", "object"}, {"description", "Ollama's options: num_ctx is read, the others are accepted"}};
+  const json keep_alive = {{"description", "a Go duration (\"5m\") or seconds; checked, models stay loaded"}};
+  const json ollama_input = {{"oneOf", {str, {{"type", "array"}, {"items", str}}}}};
+  paths["/api/embed"] = post("Ollama embed (L2-normalized float vectors)",
+                             {{"model", str}, {"input", ollama_input}, {"truncate", boolean}, {"dimensions", integer},
+                              {"options", ollama_options}, {"keep_alive", keep_alive}},
+                             {"model"}, "{model, embeddings: [[float]], total_duration, prompt_eval_count}");
+  paths["/api/embeddings"] = post("Ollama's older embeddings route (one unnormalized vector)",
+                                  {{"model", str}, {"prompt", str}, {"options", ollama_options}, {"keep_alive", keep_alive}}, {"model"},
+                                  "{embedding: [float]}");
+  paths["/api/show"] = post("Ollama show", {{"model", str}, {"name", str}, {"verbose", boolean}}, {},
+                            "{modelfile, parameters, template, details, model_info, capabilities, modified_at, license?, tensors?}");
+  paths["/api/tags"] = get("Ollama model list", "{models: [{name, model, modified_at, size, digest, details}]}");
+  paths["/api/ps"] = get("Ollama loaded models", "{models: [{name, model, size, digest, details, expires_at, size_vram, context_length}]}");
+  paths["/api/version"] = get("Ollama version route: embed's version", "{version}");
   return json{{"openapi", "3.0.3"},
               {"info", {{"title", "embed serve"}, {"version", "0.1.0"}, {"description", "Embeddings and reranking with " + model_name}}},
               {"paths", paths},
