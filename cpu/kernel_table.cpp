@@ -63,6 +63,8 @@ KernelTable avx512_table() {
   KernelTable t = avx2_table();
   t.isa = CpuIsa::Avx512;
   t.matmul = avx512::matmul;
+  t.matmul_fuses_activation = true;
+  t.pack_matmul_weight = avx512::pack_weight;
   t.attention = avx512::attention;
   t.activation = avx512::activation;
   t.glu = avx512::glu;
@@ -118,9 +120,18 @@ const KernelTable& kernel_table(CpuIsa isa, ComputeType compute) {
     static const KernelTable avx512_int8 = avx512_int8_table();
     return avx512_int8;
   }
+  if (compute == ComputeType::BF16) {
+    // Refused rather than emulated: bf16 products are exact in f32, so f32 FMAs over bf16-rounded
+    // operands would give the tiles' products, but at the f32 FMA rate plus the rounding, i.e.
+    // slower than the default and less exact (docs/kernels.md).
+    const bool vdpbf16ps = cpu_features().avx512bf16;
+    fail(ErrorKind::Unsupported, std::string("compute type bf16 has no kernels at the CPU level ") + cpu_isa_name(isa) +
+                                     (vdpbf16ps ? " (it needs AMX; kernels on this CPU's AVX512-BF16 vdpbf16ps are not written yet)"
+                                                : " (it needs AMX or AVX512-BF16's vdpbf16ps, which this CPU lacks; the default f32 is faster here)"));
+  }
   if (compute != ComputeType::F32)
     fail(ErrorKind::Unsupported, std::string("compute type ") + compute_type_name(compute) + " has no kernels at the CPU level " +
-                                     cpu_isa_name(isa) + (compute == ComputeType::Int8 ? " (it needs AMX, or AVX-512 VNNI)" : " (it needs AMX)"));
+                                     cpu_isa_name(isa) + " (it needs AMX, or AVX-512 VNNI)");
   return isa == CpuIsa::Scalar ? scalar : isa == CpuIsa::Avx2 ? avx2 : avx512;
 }
 

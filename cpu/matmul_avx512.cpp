@@ -1,63 +1,114 @@
-// GEMM with AVX-512 for weights packed at load (f32/f16/bf16): the tiling of matmul_avx2.cpp's
-// packed path with a 6 x 32 tile over two adjacent 16-row panels. Each output element is
-// accumulated in the same order as on the AVX2 path, so the two ISAs agree bit for bit (and rows
-// stay independent of the batch). Quantized weights are decoded per call by the AVX2 code
-// (avx2::matmul_decoded) and multiplied here by run_panels.
+// GEMM with AVX-512: y = x . w^T (+ bias, + y, then the activation), for weights packed at load
+// into f32 panels (f32 weights as stored, f16/bf16 widened once: pack_weight) and for quantized
+// weights decoded per call (avx2::matmul_decoded, multiplied here by run_panels).
+//
+// The micro-kernel is a 12 x 32 register tile: 24 zmm accumulators, two 16-wide panel vectors per
+// k step and one broadcast per row, so 24 FMAs per 14 loads (the 6 x 32 tile it replaced issued 12
+// per 8, and spent port cycles converting 16-bit panels). The epilogue is fused: the first k-block
+// starts from (accumulate ? y : 0) + bias in registers and the last applies MatmulArgs::activation
+// before the one store, so no pass over y initialises it or activates it.
+//
+// Each output element is still the sum of its products in k order, one FMA chain per 256-deep
+// k-block, added to the starting value block after block: the order of the AVX2 kernel
+// (matmul_avx2.cpp), so the two levels give the same bits, and a row's result does not depend on
+// the other rows of the batch.
 #include <algorithm>
-#include <type_traits>
-#include <vector>
 
-#include "cpu/gemm_kernel_avx512.h"
 #include "cpu/kernels.h"
 #include "cpu/packed_weight.h"
+#include "cpu/simd_avx512.h"
 
 namespace embed::cpu::avx512 {
 namespace {
 
-constexpr int64_t kKC = 256;  // k-block, as on the AVX2 path
+constexpr int64_t kKC = 256;  // k-block, as on the AVX2 path (the order of the sums depends on it)
+constexpr int kMR = 12;       // rows per register tile
+constexpr int kNR = 32;       // columns per register tile: two 16-wide panels
 
-template <class Load>
-void run(const MatmulArgs& a, const PanelWeight& pw, ThreadPool& pool) {
+inline __mmask16 lanes(int n) { return n >= 16 ? __mmask16(0xFFFF) : n <= 0 ? __mmask16(0) : __mmask16((1u << n) - 1u); }
+
+// What happens to a tile's sums when they are stored.
+struct Epilogue {
+  bool first = false;             // y = start + sums, start = (accumulate ? y : 0) + bias; else y += sums
+  bool accumulate = false;        // with first: the starting value includes y
+  const float* bias = nullptr;    // with first: the bias of the tile's first column, or null
+  const Activation* act = nullptr;  // applied after the last k-block's sums, or null
+};
+
+// c[0..MR) x [0..n_valid) (ldc apart) gets the sums over p < kc of a[r * lda + p] * b[p] (b: two
+// 16-wide halves b0 and b1, rows ldb apart) as `e` says.
+template <int MR>
+void micro_kernel(int64_t kc, const float* a, int64_t lda, const float* b0, const float* b1, int64_t ldb, float* c,
+                  int64_t ldc, int n_valid, const Epilogue& e) {
+  __m512 acc[MR][2];
+#pragma GCC unroll 12
+  for (int r = 0; r < MR; r++) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+  for (int64_t p = 0; p < kc; p++) {
+    const __m512 x0 = _mm512_loadu_ps(b0 + p * ldb), x1 = _mm512_loadu_ps(b1 + p * ldb);
+#pragma GCC unroll 12
+    for (int r = 0; r < MR; r++) {
+      const __m512 ar = _mm512_set1_ps(a[r * lda + p]);
+      acc[r][0] = _mm512_fmadd_ps(ar, x0, acc[r][0]);
+      acc[r][1] = _mm512_fmadd_ps(ar, x1, acc[r][1]);
+    }
+  }
+  const __mmask16 m[2] = {lanes(n_valid), lanes(n_valid - 16)};
+  const __m512 zero = _mm512_setzero_ps();
+#pragma GCC unroll 12
+  for (int r = 0; r < MR; r++)
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; h++) {
+      float* cr = c + r * ldc + 16 * h;
+      __m512 start;
+      if (e.first)  // as init_matmul_output: (accumulate ? y : 0) + (bias or 0)
+        start = _mm512_add_ps(e.accumulate ? _mm512_maskz_loadu_ps(m[h], cr) : zero,
+                              e.bias ? _mm512_maskz_loadu_ps(m[h], e.bias + 16 * h) : zero);
+      else
+        start = _mm512_maskz_loadu_ps(m[h], cr);
+      __m512 v = _mm512_add_ps(start, acc[r][h]);
+      if (e.act) v = activate(*e.act, v);
+      _mm512_mask_storeu_ps(cr, m[h], v);
+    }
+}
+
+using KernelFn = void (*)(int64_t, const float*, int64_t, const float*, const float*, int64_t, float*, int64_t, int,
+                          const Epilogue&);
+constexpr KernelFn kKernels[kMR + 1] = {nullptr,           micro_kernel<1>,  micro_kernel<2>, micro_kernel<3>, micro_kernel<4>,
+                                        micro_kernel<5>,   micro_kernel<6>,  micro_kernel<7>, micro_kernel<8>, micro_kernel<9>,
+                                        micro_kernel<10>,  micro_kernel<11>, micro_kernel<12>};
+
+void run_packed(const MatmulArgs& a, const PanelWeight& pw, ThreadPool& pool) {
   const int64_t m = a.x.rows, k = a.x.cols, n = a.w.rows;
   const float* x = a.x.ptr<const float>();
+  const float* bias = a.bias.empty() ? nullptr : a.bias.ptr<const float>();
   float* y = a.y.ptr<float>();
-  constexpr int64_t kMC = 8 * kMR;
+  const Activation* act = a.activation ? &*a.activation : nullptr;
+  // Rows per task: 4 register tiles (an A block of 48 x 256 floats, 48 KiB, stays in L2 while the
+  // task's 32-column panels, 32 KiB per k-block, stay in L1 across its row tiles).
+  constexpr int64_t kMC = 4 * kMR;
   const int64_t m_tasks = (m + kMC - 1) / kMC;
   const int64_t pairs = (pw.n_panels + 1) / 2;  // 32-column tiles
-  int64_t per = 2;                               // pairs per task
+  int64_t per = 2;                               // tiles per task, fewer when tasks are too few to balance
   while (per > 1 && m_tasks * ((pairs + per - 1) / per) < 4 * pool.size()) per /= 2;
   const int64_t n_tasks_n = (pairs + per - 1) / per;
   pool.run(m_tasks * n_tasks_n, [&](int64_t task) {
     const int64_t i0 = (task / n_tasks_n) * kMC, i1 = std::min(m, i0 + kMC);
     const int64_t q0 = (task % n_tasks_n) * per, q1 = std::min(pairs, q0 + per);
-    init_matmul_output(a, i0, i1, q0 * kNR, std::min(n, q1 * kNR));
-    // 16-bit weights: a task with four or more row tiles widens each k-slice of its panels to f32
-    // once and runs the f32 kernel over all its rows, instead of converting in every tile's inner
-    // loop (the conversions share ports with the FMAs; measured 1.14-1.19x on MiniLM f16 batches).
-    // With fewer rows (single short texts) widening measured slower, so those convert in place.
-    // The conversion is exact: same results either way.
-    const bool widen = !std::is_same_v<Load, LoadF32> && i1 - i0 > 3 * kMR;
-    thread_local std::vector<float> wide;
-    if (widen) wide.resize(static_cast<size_t>(2 * kKC * 16));
     for (int64_t k0 = 0; k0 < k; k0 += kKC) {
       const int64_t kc = std::min(kKC, k - k0);
       for (int64_t q = q0; q < q1; q++) {
         const int64_t p = 2 * q;
         const int nv = static_cast<int>(std::min<int64_t>(kNR, n - q * kNR));
-        const void* b0 = pw.panel(p, k0);
-        const void* b1 = p + 1 < pw.n_panels ? pw.panel(p + 1, k0) : b0;  // masked off when absent
-        if (widen) {
-          for (int64_t t = 0; t < kc; t++) {
-            _mm512_storeu_ps(wide.data() + t * 16, Load::load(b0, t * 16));
-            _mm512_storeu_ps(wide.data() + (kKC + t) * 16, Load::load(b1, t * 16));
-          }
-        }
+        const auto* b0 = reinterpret_cast<const float*>(pw.panel(p, k0));
+        const auto* b1 = p + 1 < pw.n_panels ? reinterpret_cast<const float*>(pw.panel(p + 1, k0)) : b0;  // masked off when absent
+        Epilogue e;
+        e.first = k0 == 0;
+        e.accumulate = a.accumulate;
+        e.bias = bias ? bias + q * kNR : nullptr;
+        e.act = k0 + kc >= k ? act : nullptr;
         for (int64_t i = i0; i < i1; i += kMR) {
           const int mr = static_cast<int>(std::min<int64_t>(kMR, i1 - i));
-          if (widen)
-            kKernels<LoadF32>[mr](kc, x + i * k + k0, k, wide.data(), wide.data() + kKC * 16, 16, y + i * n + q * kNR, n, nv);
-          else
-            kKernels<Load>[mr](kc, x + i * k + k0, k, b0, b1, 16, y + i * n + q * kNR, n, nv);
+          kKernels[mr](kc, x + i * k + k0, k, b0, b1, kPanelWidth, y + i * n + q * kNR, n, nv, e);
         }
       }
     }
@@ -70,25 +121,27 @@ void run_panels(const MatmulArgs& a, int64_t k0, int64_t kc, const float* panels
   const int64_t m = a.x.rows, k = a.x.cols, n = a.w.rows;
   const float* x = a.x.ptr<const float>();
   float* y = a.y.ptr<float>();
+  const Epilogue add;  // matmul_decoded has set the starting value
   for (int64_t i = 0; i < m; i += kMR) {
     const int mr = static_cast<int>(std::min<int64_t>(kMR, m - i));
     for (int64_t p = p0; p < p1; p += 2) {
       const int nv = static_cast<int>(std::min<int64_t>(std::min<int64_t>(kNR, (p1 - p) * 16), n - p * 16));
       const float* b0 = panels + (p - p0) * panel_floats;
       const float* b1 = p + 1 < p1 ? b0 + panel_floats : b0;  // masked off when absent
-      kKernels<LoadF32>[mr](kc, x + i * k + k0, k, b0, b1, 16, y + i * n + p * 16, n, nv);
+      kKernels[mr](kc, x + i * k + k0, k, b0, b1, kPanelWidth, y + i * n + p * 16, n, nv, add);
     }
   }
 }
 
+std::unique_ptr<PackedWeight> pack_weight(const Tensor& w) {
+  if (!panel_packable(w.dtype)) return nullptr;
+  return std::make_unique<PanelWeight>(pack_panels_f32(w));
+}
+
 void matmul(const MatmulArgs& a, ThreadPool& pool) {
-  if (!a.w.packed) return avx2::matmul_decoded(a, pool, run_panels);
-  const auto& pw = packed_as<PanelWeight>(a.w);
-  switch (pw.dtype) {
-    case DType::F16: return run<LoadF16>(a, pw, pool);
-    case DType::BF16: return run<LoadBF16>(a, pw, pool);
-    default: return run<LoadF32>(a, pw, pool);
-  }
+  if (a.w.packed) return run_packed(a, packed_as<PanelWeight>(a.w), pool);
+  avx2::matmul_decoded(a, pool, run_panels);
+  if (a.activation) activation(ActivationArgs{a.y, a.y, *a.activation}, pool);  // this table fuses it (kernel_table.cpp)
 }
 
 }  // namespace embed::cpu::avx512

@@ -47,8 +47,7 @@ struct VnniSums {
 
 std::unique_ptr<PackedWeight> pack_weight_int8(const Tensor& w) {
   if (gguf::integer_group(dtype_to_gguf(w.dtype)) != 0) return int8::pack_int8(w);
-  if (panel_packable(w.dtype)) return std::make_unique<PanelWeight>(pack_panels(w));  // as the avx512 level
-  return nullptr;
+  return pack_weight(w);  // float weights as the avx512 level packs them
 }
 
 void matmul_int8(const MatmulArgs& a, ThreadPool& pool) {

@@ -3,8 +3,10 @@
 // points at it); each level's GEMM only ever sees the kind its own pack function made.
 //
 // PanelWeight (AVX2 and AVX-512): 16-row panels stored k-major, so the micro-kernel reads one
-// contiguous 16-wide vector per k step. Values keep their stored type (f32, or f16/bf16 as raw
-// 16-bit words converted in registers), so the copy costs no more memory than the weight itself.
+// contiguous 16-wide vector per k step. AVX2 keeps the stored type (f32, or f16/bf16 as raw 16-bit
+// words converted in registers), so its copy costs no more memory than the weight itself; AVX-512
+// widens f16/bf16 to f32 once here (pack_panels_f32: twice the bytes of a 16-bit weight) so its
+// GEMM spends no FMA-port cycles on conversions.
 #pragma once
 
 #include <cstdint>
@@ -25,20 +27,25 @@ struct PanelWeight final : PackedWeight {
   DType dtype = DType::F32;          // F32, F16 or BF16
   int64_t n = 0, k = 0;              // rows (outputs) and columns (inputs) of the weight
   int64_t n_panels = 0;
-  std::vector<uint8_t> data;         // [n_panels][k][16] elements; rows past n are zero
+  std::vector<uint8_t> data;         // from data[start]: [n_panels][k][16] elements; rows past n are zero
+  size_t start = 0;                  // data + start is 64-byte aligned: a panel row of 16 f32 is one cache line
 
   size_t bytes() const override { return data.size(); }
   size_t element_bytes() const { return dtype == DType::F32 ? 4 : 2; }
   // Start of panel p at k index k0.
   const uint8_t* panel(int64_t p, int64_t k0) const {
-    return data.data() + (static_cast<size_t>(p) * k + k0) * kPanelWidth * element_bytes();
+    return data.data() + start + (static_cast<size_t>(p) * k + k0) * kPanelWidth * element_bytes();
   }
+  // Sizes `data` for `payload` bytes starting at a 64-byte boundary, zeroed; returns that start.
+  uint8_t* allocate(size_t payload);
 };
 
 // Whether the panel GEMM can use a packed copy of this weight type.
 inline bool panel_packable(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16; }
 
 PanelWeight pack_panels(const Tensor& w);
+// The same panels with every value widened to f32 (exact for f16 and bf16).
+PanelWeight pack_panels_f32(const Tensor& w);
 
 // The packed copy of a weight as a kernel of the level that made it sees it.
 template <class T>

@@ -63,6 +63,12 @@ TEST_CASE("a kernel level or compute type this machine cannot run is refused wit
   o.compute_type = ComputeType::BF16;
   if (cpuinfo_supports(CpuIsa::Avx2))
     CHECK_THROWS_WITH(create_backend(o), Catch::Contains("compute type bf16 has no kernels at the CPU level avx2"));
+  // Without AMX, bf16 is refused at the avx512 level too, naming what it would need (vdpbf16ps).
+  o.cpu_isa = CpuIsa::Avx512;
+  if (cpuinfo_supports(CpuIsa::Avx512) && !cpuinfo_has("avx512_bf16"))
+    CHECK_THROWS_WITH(create_backend(o), Catch::Contains("compute type bf16 has no kernels at the CPU level avx512") &&
+                                             Catch::Contains("AVX512-BF16's vdpbf16ps, which this CPU lacks"));
+  o.cpu_isa = CpuIsa::Avx2;
   o.compute_type = ComputeType::Int8;
   if (cpuinfo_supports(CpuIsa::Avx2))
     CHECK_THROWS_WITH(create_backend(o), Catch::Contains("compute type int8 has no kernels at the CPU level avx2") &&

@@ -220,12 +220,15 @@ TEST_CASE("matmul with a fused activation equals the matmul followed by the acti
   // Bit for bit on every backend: a backend that fuses the activation into its GEMM epilogue must
   // compute exactly what its activation op computes on the stored output. Odd shapes cover the
   // masked tile edges.
-  const int64_t m = 37, n = 70, k = 96;
-  std::vector<float> x = random_floats(21, static_cast<size_t>(m * k), -2.0f, 2.0f);
-  std::vector<uint8_t> w = random_rows(DType::F16, n, k, 22);
-  std::vector<float> bias = random_floats(23, static_cast<size_t>(n));
-  Tensor tw{w.data(), DType::F16, Device::Cpu, n, k};
+  // k = 96: one k-block; 320: two, so the activation follows the last block's sums. Q8_0 weights
+  // take the decoded (per call) path of the AVX levels.
+  const int64_t m = 37, n = 70;
+  for (auto [wt, k] : {std::pair<DType, int64_t>{DType::F16, 96}, {DType::F16, 320}, {DType::Q8_0, 320}})
   for (Activation act : {Activation::GeluErf, Activation::GeluTanh, Activation::Silu, Activation::Relu}) {
+    std::vector<float> x = random_floats(21, static_cast<size_t>(m * k), -2.0f, 2.0f);
+    std::vector<uint8_t> w = random_rows(wt, n, k, 22);
+    std::vector<float> bias = random_floats(23, static_cast<size_t>(n));
+    Tensor tw{w.data(), wt, Device::Cpu, n, k};
     for (auto& bt : backends_under_test()) {
       DeviceArena arena(*bt.backend);
       MatmulArgs a;
@@ -241,7 +244,7 @@ TEST_CASE("matmul with a fused activation equals the matmul followed by the acti
       bt.backend->matmul(a);
       const std::vector<float> fused = arena.download(a.y);
       bt.backend->release_weight(a.w);
-      INFO(bt.name << " activation " << static_cast<int>(act));
+      INFO(bt.name << " " << dtype_name(wt) << " k=" << k << " activation " << static_cast<int>(act));
       CHECK(std::memcmp(fused.data(), separate.data(), separate.size() * 4) == 0);
     }
   }
@@ -275,4 +278,52 @@ TEST_CASE("matmul reads and writes rows at any offset", "[kernels][matmul]") {
     }
     bt.backend->release_weight(pw);
   }
+}
+
+TEST_CASE("the avx2 and avx512 matmuls give the same bits", "[kernels][matmul]") {
+  // docs/kernels.md: both levels sum each output's products in k order per 256-deep k-block and add
+  // the blocks to the starting value in order, whatever their register tiles (6 x 16 and 12 x 32)
+  // and whether 16-bit panels are widened at load or per call. Tails in m, n and k, bias,
+  // accumulate and a fused activation; float weights (packed at load) and quantized ones (decoded).
+  BackendOptions o;
+  o.threads = 2;
+  o.cpu_isa = CpuIsa::Avx512;
+  if (!cpuinfo_supports(CpuIsa::Avx512)) {
+    CHECK_THROWS_WITH(create_backend(o), Catch::Contains("cannot run here"));
+    return;
+  }
+  auto fast = create_backend(o);
+  o.cpu_isa = CpuIsa::Avx2;
+  auto base = create_backend(o);
+  struct Shape {
+    int64_t m, n, k;
+  };
+  uint32_t seed = 300;
+  for (DType wt : {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::Q4_K})
+    for (Shape s : {Shape{1, 33, 256}, Shape{13, 70, 512}, Shape{61, 100, 768}, Shape{24, 16, 1536}}) {
+      std::vector<float> x = random_floats(seed++, static_cast<size_t>(s.m * s.k));
+      std::vector<uint8_t> w = random_rows(wt, s.n, s.k, seed++);
+      std::vector<float> bias = random_floats(seed++, static_cast<size_t>(s.n));
+      std::vector<float> y0 = random_floats(seed++, static_cast<size_t>(s.m * s.n));
+      Tensor tw{w.data(), wt, Device::Cpu, s.n, s.k};
+      for (int variant = 0; variant < 3; variant++) {  // bias; bias + accumulate; bias + GELU
+        std::vector<float> got[2];
+        int at = 0;
+        for (Backend* b : {fast.get(), base.get()}) {
+          got[at] = y0;
+          MatmulArgs a;
+          a.x = host_tensor(x, s.m, s.k);
+          a.w = b->load_weight(tw, WeightUse::Matmul);
+          a.bias = host_tensor(bias, 1, s.n);
+          a.y = host_tensor(got[at], s.m, s.n);
+          a.accumulate = variant == 1;
+          if (variant == 2) a.activation = Activation::GeluErf;
+          b->matmul(a);
+          b->release_weight(a.w);
+          at++;
+        }
+        INFO(dtype_name(wt) << " m=" << s.m << " n=" << s.n << " k=" << s.k << " variant " << variant);
+        CHECK(std::memcmp(got[0].data(), got[1].data(), got[0].size() * 4) == 0);
+      }
+    }
 }

@@ -2,7 +2,8 @@
 // dtype and thread count (median of repetitions after a warm-up, by wall time), and the best
 // repetition by the process's CPU time per thread (the steadiest figure on a shared machine,
 // where other processes only ever make a repetition slower). Not a test.
-//   [EMBED_ISA=level] [EMBED_COMPUTE=f32|bf16] embed-bench-matmul [threads] [reps]
+//   [EMBED_ISA=level] [EMBED_COMPUTE=f32|bf16] embed-bench-matmul [threads] [reps] [filter]
+// filter: only the shapes whose name, or the weight types whose name, contains it (e.g. "bge", "f16").
 #include <time.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "engine/backend.h"
@@ -45,6 +47,7 @@ std::vector<uint8_t> weights(DType t, int64_t n, int64_t k) {
 int main(int argc, char** argv) {
   const int threads = argc > 1 ? std::atoi(argv[1]) : 2;
   const int reps = argc > 2 ? std::atoi(argv[2]) : 7;
+  const std::string filter = argc > 3 ? argv[3] : "";
   BackendOptions o;
   o.threads = threads;
   if (const char* c = std::getenv("EMBED_COMPUTE"); c && std::strcmp(c, "bf16") == 0) o.compute_type = ComputeType::BF16;
@@ -60,11 +63,19 @@ int main(int argc, char** argv) {
     int64_t m, n, k;
   };
   const Shape shapes[] = {{"minilm qkvo", 512, 384, 384}, {"minilm ffn_up", 512, 1536, 384}, {"minilm ffn_down", 512, 384, 1536},
-                          {"minilm short", 16, 384, 384},  {"gemma ffn_up", 512, 2048, 640},   {"gemma ffn_down", 512, 640, 2048}};
+                          {"minilm short", 16, 384, 384},  {"gemma ffn_up", 512, 2048, 640},   {"gemma ffn_down", 512, 640, 2048},
+                          {"bge-base qkvo", 512, 768, 768}, {"bge-base ffn_up", 512, 3072, 768}, {"bge-base ffn_down", 512, 768, 3072},
+                          {"bge-large ffn_up", 512, 4096, 1024},
+                          // Small enough (~50-300 us) that the best of many repetitions ran without
+                          // being preempted on a shared machine: the kernel's own rate, in cache.
+                          {"cache 48x64", 48, 64, 768}, {"cache 96x256", 96, 256, 1024}};
   std::printf("%-16s %-6s %6s %6s %6s %10s %12s\n", "shape", "dtype", "m", "n", "k", "GFLOP/s", "best cpu-s/t");
   for (const Shape& s : shapes)
     for (DType t : {DType::F32, DType::F16, DType::Q8_0, DType::Q4_K, DType::Q5_0, DType::Q6_K}) {
       if (s.k % dtype_block_elems(t)) continue;
+      if (!filter.empty() && std::string(s.what).find(filter) == std::string::npos &&
+          std::string(dtype_name(t)).find(filter) == std::string::npos)
+        continue;
       std::vector<uint8_t> w = weights(t, s.n, s.k);
       std::vector<float> x(static_cast<size_t>(s.m * s.k), 0.5f), y(static_cast<size_t>(s.m * s.n));
       MatmulArgs a;

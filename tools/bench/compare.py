@@ -298,8 +298,9 @@ def run_group(tmp, family, workload, threads, args, pythons):
 
 
 def measure_peak(threads):
-    """{"avx2_fma_gflops": {"1": ..}, "avx512_fma_gflops": .., "amx_bf16_gflops": .., "amx_int8_gops": ..}
-    from build/tools/embed-bench-peak (the AMX entries where the CPU and OS allow AMX)."""
+    """{"avx2_fma_gflops": {"1": ..}, "avx512_fma_gflops": .., "avx512_vnni_gops": .., "avx512_bf16_gflops": ..,
+    "amx_bf16_gflops": .., "amx_int8_gops": ..} from build/tools/embed-bench-peak (each entry where the CPU has
+    the unit; AMX where the OS allows it too)."""
     tool = os.path.join(BUILD, "tools", "embed-bench-peak")
     return json.loads(sh(tool, str(threads))) if os.access(tool, os.X_OK) else {}
 
