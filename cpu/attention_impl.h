@@ -217,7 +217,8 @@ void attention(const AttentionArgs& a, ThreadPool& pool) {
     }
     thread_local BiasRow bias;
     for (int h = t.kv_head * group; h < (t.kv_head + 1) * group; h++) {
-      // Offsets from the block's last query to the last padded key column, to its first query.
+      // Every key offset j - i the block meets: from (first key, last query) to (last padded
+      // key column, first query).
       if (a.position_bias()) bias.fill(a, h, kbegin - (sr.offset + t.q1 - 1), kbegin + ld - 1 - (sr.offset + t.q0));
       for (int i0 = t.q0; i0 < t.q1; i0 += kMR)
         attend_tile<Tile>(a, t, h, i0, std::min(kMR, t.q1 - i0), kt.data(), ld, kbegin, scores.data(),
