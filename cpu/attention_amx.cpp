@@ -241,7 +241,8 @@ class TileAttention {
 
 template <int Parts>
 void attention(const AttentionArgs& a, ThreadPool& pool) {
-  if (a.d_head % 32 != 0) return avx512::attention(a, pool);
+  // The position bias (T5/MPNet buckets, ALiBi) is added by the AVX-512 kernel's softmax.
+  if (a.d_head % 32 != 0 || a.position_bias()) return avx512::attention(a, pool);
   // Tasks as on the other levels (attention_impl.h): whole sequences per (sequence, kv head), or
   // blocks of 32 queries when there are too few pairs to keep the threads busy.
   const bool split = static_cast<int64_t>(a.n_seqs) * a.n_kv_heads < 4 * pool.size();

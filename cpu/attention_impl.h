@@ -61,16 +61,22 @@ inline void task_keys(const AttentionArgs& a, const SeqRows& r, int q0, int q1, 
   if (a.window_right >= 0) *end = std::min(*end, r.offset + q1 + a.window_right);
 }
 
-// p[0, n) = exp(scale * s - max) over [lo, hi), 0 elsewhere; returns the sum (8 lanes, then scalar).
+// p[0, n) = exp(scale * s + bias - max) over [lo, hi), 0 elsewhere; returns the sum (8 lanes, then
+// scalar). `bias` (optional): the position bias of each column (AttentionArgs::bias_table).
 // `prefix` (KV-Embedding, optional): in, the prefix position's logit (scaled, biased); out, its
 // weight exp(logit - max), included in the sum and the max.
-float softmax_row(float* s, int n, int lo, int hi, float scale, float* prefix = nullptr) {
+float softmax_row(float* s, int n, int lo, int hi, float scale, float* prefix = nullptr, const float* bias = nullptr) {
   const __m256 vs = _mm256_set1_ps(scale);
+  auto logits = [&](int m) {  // 8 logits from column m
+    const __m256 x = _mm256_loadu_ps(s + m);
+    return bias ? _mm256_fmadd_ps(x, vs, _mm256_loadu_ps(bias + m)) : _mm256_mul_ps(x, vs);
+  };
+  auto logit = [&](int m) { return bias ? std::fma(s[m], scale, bias[m]) : s[m] * scale; };
   __m256 vmax = _mm256_set1_ps(-INFINITY);
   int m = lo;
-  for (; m + 8 <= hi; m += 8) vmax = _mm256_max_ps(vmax, _mm256_mul_ps(_mm256_loadu_ps(s + m), vs));
+  for (; m + 8 <= hi; m += 8) vmax = _mm256_max_ps(vmax, logits(m));
   float mx = hmax(vmax);
-  for (; m < hi; m++) mx = std::max(mx, s[m] * scale);
+  for (; m < hi; m++) mx = std::max(mx, logit(m));
   if (prefix) mx = std::max(mx, *prefix);
   std::fill(s, s + lo, 0.0f);
   std::fill(s + hi, s + n, 0.0f);
@@ -78,14 +84,16 @@ float softmax_row(float* s, int n, int lo, int hi, float scale, float* prefix = 
   __m256 acc = _mm256_setzero_ps();
   int j = lo;
   for (; j + 8 <= hi; j += 8) {
-    const __m256 e = exp_ps(_mm256_fmsub_ps(_mm256_loadu_ps(s + j), vs, vm));
+    const __m256 x = _mm256_loadu_ps(s + j);
+    const __m256 e = exp_ps(bias ? _mm256_sub_ps(_mm256_fmadd_ps(x, vs, _mm256_loadu_ps(bias + j)), vm) : _mm256_fmsub_ps(x, vs, vm));
     _mm256_storeu_ps(s + j, e);
     acc = _mm256_add_ps(acc, e);
   }
   float sum = hsum(acc);
   if (j < hi) {  // tail through the same vector exp
     const __m256i mask = tail_mask(hi - j);
-    const __m256 e = exp_ps(_mm256_fmsub_ps(_mm256_maskload_ps(s + j, mask), vs, vm));
+    const __m256 x = _mm256_maskload_ps(s + j, mask);
+    const __m256 e = exp_ps(bias ? _mm256_sub_ps(_mm256_fmadd_ps(x, vs, _mm256_maskload_ps(bias + j, mask)), vm) : _mm256_fmsub_ps(x, vs, vm));
     alignas(32) float buf[8];
     _mm256_store_ps(buf, e);
     for (int t = 0; t < hi - j; t++) {
@@ -99,6 +107,20 @@ float softmax_row(float* s, int n, int lo, int hi, float scale, float* prefix = 
   }
   return sum;
 }
+
+// The position bias of head h for the key offsets r = j - i in [r_lo, r_lo + size) (keys j,
+// queries i as key positions): row[r - r_lo]. Computed once per task and head.
+struct BiasRow {
+  std::vector<float> row;
+  int r_lo = 0;
+  void fill(const AttentionArgs& a, int h, int r_lo_, int r_hi) {
+    r_lo = r_lo_;
+    row.resize(static_cast<size_t>(std::max(0, r_hi - r_lo + 1)));
+    for (int r = r_lo; r <= r_hi; r++) row[static_cast<size_t>(r - r_lo)] = a.position_bias_at(h, r);
+  }
+  // Biases of the keys from key position j0 on, for the query at key position qi.
+  const float* from(int j0, int qi) const { return row.data() + (j0 - qi - r_lo); }
+};
 
 // The KV-Embedding prefix logit of one query row of head h (AttentionArgs::prefix_k): scale *
 // q . k_prefix + bias, in f32 with one FMA chain per 8 lanes.
@@ -120,7 +142,8 @@ inline void add_prefix_value(const AttentionArgs& a, float* o, int seq, int kv_h
 // task transposed (column c is key kbase + c); only the columns some query of the tile can see
 // are multiplied, so a sliding window costs its width, not the sequence length.
 template <class Tile>
-void attend_tile(const AttentionArgs& a, const Task& t, int h, int i0, int mr, const float* kt, int ld, int kbase, float* scores) {
+void attend_tile(const AttentionArgs& a, const Task& t, int h, int i0, int mr, const float* kt, int ld, int kbase, float* scores,
+                 const BiasRow* bias) {
   const int d = a.d_head;
   const SeqRows sr = seq_rows(a, t.seq);
   const int begin = sr.q_begin;
@@ -143,7 +166,8 @@ void attend_tile(const AttentionArgs& a, const Task& t, int h, int i0, int mr, c
   float inv[kMR], prefix[kMR];
   for (int r = 0; r < mr; r++) {
     if (has_prefix) prefix[r] = prefix_logit(a, q + r * a.q.cols, t.seq, t.kv_head);
-    inv[r] = 1.0f / softmax_row(scores + r * ld + j_begin, width, lo[r] - j_begin, hi[r] - j_begin, a.scale, has_prefix ? &prefix[r] : nullptr);
+    inv[r] = 1.0f / softmax_row(scores + r * ld + j_begin, width, lo[r] - j_begin, hi[r] - j_begin, a.scale, has_prefix ? &prefix[r] : nullptr,
+                                bias ? bias->from(kbase + j_begin, sr.offset + i0 + r) : nullptr);
   }
   // O[mr][d] = P[mr][j_begin, kmax) . V[j_begin, kmax)[d], then each row scaled by 1 / its softmax sum.
   float* o = a.out.ptr<float>() + static_cast<int64_t>(begin + i0) * a.out.cols + h * d;
@@ -191,9 +215,15 @@ void attention(const AttentionArgs& a, ThreadPool& pool) {
       const float* k = a.k.ptr<const float>() + static_cast<int64_t>(sr.kv_begin + j) * a.k.cols + t.kv_head * d;
       for (int c = 0; c < d; c++) kt[static_cast<size_t>(c) * ld + (j - kbegin)] = k[c];
     }
-    for (int h = t.kv_head * group; h < (t.kv_head + 1) * group; h++)
+    thread_local BiasRow bias;
+    for (int h = t.kv_head * group; h < (t.kv_head + 1) * group; h++) {
+      // Every key offset j - i the block meets: from (first key, last query) to (last padded
+      // key column, first query).
+      if (a.position_bias()) bias.fill(a, h, kbegin - (sr.offset + t.q1 - 1), kbegin + ld - 1 - (sr.offset + t.q0));
       for (int i0 = t.q0; i0 < t.q1; i0 += kMR)
-        attend_tile<Tile>(a, t, h, i0, std::min(kMR, t.q1 - i0), kt.data(), ld, kbegin, scores.data());
+        attend_tile<Tile>(a, t, h, i0, std::min(kMR, t.q1 - i0), kt.data(), ld, kbegin, scores.data(),
+                          a.position_bias() ? &bias : nullptr);
+    }
   });
 }
 

@@ -8,7 +8,8 @@
 // Tiles are counted from the sequence's first key, so a sequence's output is bit-identical
 // whatever it is packed with. With keys of earlier positions (AttentionArgs::kv_rows) the
 // queries sit at the end of the sequence's keys. The KV-Embedding prefix (AttentionArgs::prefix_k)
-// is folded into the online softmax after the last key tile, as one more logit and value. Dynamic shared memory: Q 16 x D, K 32 x (D + 1), V 32 x D, P 16 x 32 floats.
+// is folded into the online softmax after the last key tile, as one more logit and value; the
+// position bias (T5/MPNet buckets, ALiBi) is added to each logit after the scale. Dynamic shared memory: Q 16 x D, K 32 x (D + 1), V 32 x D, P 16 x 32 floats.
 #include "cuda/attention_common.cuh"
 #include "cuda/kernels.cuh"
 
@@ -45,7 +46,7 @@ __device__ __forceinline__ void load_rows(float* dst, int pitch, int rows, const
 // to `ps` for the p . v product.
 template <int D>
 __device__ __forceinline__ void softmax_tile(const AttentionParams& p, WarpQueries<D>& w, const float* qs, const float* ks,
-                                             float* ps, int q_first, int kt, int len) {
+                                             float* ps, int q_first, int kt, int len, int h, float slope) {
   const int lane = static_cast<int>(threadIdx.x & 31);
   float score[kQueriesPerWarp];
 #pragma unroll
@@ -59,7 +60,8 @@ __device__ __forceinline__ void softmax_tile(const AttentionParams& p, WarpQueri
 #pragma unroll
   for (int r = 0; r < kQueriesPerWarp; r++) {
     const bool ok = kj < len && visible(p, q_first + r, kj);
-    const float s = ok ? score[r] * p.scale : -INFINITY;
+    const float bias = ok && (p.bias_table || slope > 0.0f) ? position_bias(p, h, slope, kj - (q_first + r)) : 0.0f;
+    const float s = ok ? fmaf(score[r], p.scale, bias) : -INFINITY;
     const float m_new = std::max(w.m[r], warp_max(s));
     const float prob = ok ? expf(s - m_new) : 0.0f;
     // While nothing was visible m is -inf and l, acc are 0: the factor is irrelevant, avoid inf-inf.
@@ -109,6 +111,7 @@ __global__ void __launch_bounds__(kWarps * 32) attention_kernel(AttentionParams 
   int k_begin, k_end;
   key_range(p, sp.offset + q0, sp.offset + q_last, kv_len, kKeys, &k_begin, &k_end);
 
+  const float slope = p.alibi_max_bias > 0.0f ? alibi_slope(h, p.n_heads, p.alibi_max_bias) : 0.0f;
   WarpQueries<D> w;
 #pragma unroll
   for (int r = 0; r < kQueriesPerWarp; r++) {
@@ -123,7 +126,7 @@ __global__ void __launch_bounds__(kWarps * 32) attention_kernel(AttentionParams 
     load_rows<D>(ks, D + 1, kKeys, seq_k, p.kv_stride, kv_col, kt, kv_len, d);
     load_rows<D>(vs, D, kKeys, seq_v, p.kv_stride, kv_col, kt, kv_len, d);
     __syncthreads();
-    softmax_tile<D>(p, w, qs + warp * kQueriesPerWarp * D, ks, warp_ps, sp.offset + q_first, kt, kv_len);
+    softmax_tile<D>(p, w, qs + warp * kQueriesPerWarp * D, ks, warp_ps, sp.offset + q_first, kt, kv_len, h, slope);
     __syncwarp();  // the warp's probabilities are written
     accumulate_values<D>(w, vs, warp_ps);
   }

@@ -239,8 +239,8 @@ void CudaBackend::matmul(const MatmulArgs& in) {
 
 void CudaBackend::attention(const AttentionArgs& a) {
   use_device();
-  // The KV-Embedding prefix is a feature of the f32 kernel only.
-  if (!f32_math_ && a.prefix_k.empty() && attention_tensor_cores_supported(a))
+  // The KV-Embedding prefix and the position bias are features of the f32 kernel only.
+  if (!f32_math_ && a.prefix_k.empty() && !a.position_bias() && attention_tensor_cores_supported(a))
     launch_attention_tensor_cores(a, reinterpret_cast<unsigned*>(slots_ + kAttentionAbsmax), stream_);
   else
     launch_attention(a, stream_);

@@ -10,6 +10,7 @@
 // - Ops are asynchronous with respect to the host on devices that can be; sync() waits.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -31,6 +32,48 @@ enum class Activation { GeluErf, GeluTanh, Silu, Tanh, Relu };
 enum class WeightUse { Matmul, Gather, Vector };
 enum class RopeMode { Norm, Neox };  // Norm rotates (2i, 2i+1); Neox rotates (i, i + n_rot/2)
 enum class PoolKind { Mean, First, Last };
+
+// Functions the CUDA kernels call as well (compiled for the device by nvcc).
+#if defined(__CUDACC__)
+#define EMBED_HOST_DEVICE __host__ __device__
+#else
+#define EMBED_HOST_DEVICE
+#endif
+
+// Relative-position buckets (T5, MPNet): the row of a bias table that a key at offset r = j - i
+// from its query (key positions) reads. Keys at or before the query use rows [0, half), keys
+// after it rows [half, 2 half); a distance n = |r| below `exact` is its own bucket, a longer one
+// the log-spaced bucket exact + b of the last b with n >= far_start[b]. Built by
+// relative_buckets(), which holds the models' formula; kernels only compare integers, so every
+// backend puts a distance in the same bucket.
+struct RelativeBuckets {
+  static constexpr int kMaxFar = 64;
+  int half = 0, exact = 0;
+  int32_t far_start[kMaxFar] = {};
+  EMBED_HOST_DEVICE int operator()(int r) const {
+    const int n = r < 0 ? -r : r;
+    int b = n;
+    if (n >= exact) {
+      b = exact;
+      for (int k = 1; k < half - exact && n >= far_start[k]; k++) b = exact + k;
+    }
+    return (r > 0 ? half : 0) + b;
+  }
+};
+// HF transformers' bidirectional relative_position_bucket (T5Attention._relative_position_bucket,
+// MPNet's relative_position_bucket: the same formula) for n_buckets in both directions (even,
+// 4..256) and max_distance, with its float arithmetic; throws Error(Format) otherwise.
+RelativeBuckets relative_buckets(int n_buckets, int max_distance);
+
+// ALiBi's slope of head h of n_heads (Press et al. 2022; jina-bert-v2, llama.cpp's
+// ggml_soft_max_ext with max_bias): P = the largest power of two <= n_heads; head h < P gets
+// 2^(-max_bias (h + 1) / P), the others the odd powers of 2^(-max_bias / (2 P)) in order.
+EMBED_HOST_DEVICE inline float alibi_slope(int h, int n_heads, float max_bias) {
+  int p = 1;
+  while (p * 2 <= n_heads) p *= 2;
+  const double e = h < p ? static_cast<double>(h + 1) : (2.0 * (h - p) + 1.0) / 2.0;
+  return static_cast<float>(exp2(-static_cast<double>(max_bias) * e / p));
+}
 
 // out[t, :] (+)= scale * table[ids[t], :] decoded to f32.
 struct GatherArgs {
@@ -124,6 +167,20 @@ struct AttentionArgs {
   Tensor prefix_k;                 // [n_seqs, n_kv_heads * d_head] F32, or empty (no prefix)
   Tensor prefix_v;                 // [n_seqs, n_kv_heads * d_head] F32
   float prefix_bias = 0.0f;
+  // An additive position bias on every logit, after the scale, for query i and key j (key
+  // positions) of head h: table[buckets(j - i), h] - alibi_slope(h, n_heads, alibi_max_bias) |j - i|.
+  // T5 and MPNet read the bucket table, jina-bert-v2 (ALiBi) the slopes. Off when both are.
+  Tensor bias_table;               // [n_buckets, n_heads] F32 (row = bucket), or empty
+  RelativeBuckets bias_buckets;    // with bias_table
+  float alibi_max_bias = 0.0f;     // > 0: ALiBi slopes
+  bool position_bias() const { return !bias_table.empty() || alibi_max_bias > 0.0f; }
+  // The bias of head h for key offset r = j - i (host code; bias_table in host memory).
+  float position_bias_at(int h, int r) const {
+    float b = 0.0f;
+    if (!bias_table.empty()) b = bias_table.ptr<const float>()[static_cast<int64_t>(bias_buckets(r)) * bias_table.cols + h];
+    if (alibi_max_bias > 0.0f) b -= alibi_slope(h, n_heads, alibi_max_bias) * static_cast<float>(r < 0 ? -r : r);
+    return b;
+  }
 };
 
 // y = act(x), elementwise.

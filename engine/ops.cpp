@@ -127,6 +127,14 @@ void attention(ForwardPass& fp, const Tensor& q, const Tensor& k, const Tensor& 
   a.window_left = s.window_left;
   a.window_right = s.window_right;
   if (kv_rows) a.kv_rows = *kv_rows;
+  if (!s.bias_table.empty()) {
+    EMBED_CHECK(s.bias_table.dtype == DType::F32 && s.bias_table.cols == s.n_heads && s.bias_table.rows == 2 * s.bias_buckets.half,
+                "attention: position bias table shape");
+    a.bias_table = s.bias_table;
+    a.bias_buckets = s.bias_buckets;
+  }
+  EMBED_CHECK(s.alibi_max_bias >= 0.0f, "attention: ALiBi max bias");
+  a.alibi_max_bias = s.alibi_max_bias;
   if (!s.prefix_k.empty()) {
     EMBED_CHECK(s.prefix_k.rows == fp.batch.n_seqs && s.prefix_k.cols == k.cols && s.prefix_v.rows == s.prefix_k.rows &&
                     s.prefix_v.cols == v.cols,

@@ -41,6 +41,11 @@ struct AttentionSpec {
   // blocks::self_attention: take the prefix from the last token's key and value of each sequence
   // (KV-Embedding's re-routing at this layer; ForwardPass::kv).
   bool reroute_last_kv = false;
+  // Position bias (AttentionArgs::bias_table): a [n_buckets, n_heads] F32 table of relative
+  // buckets and/or ALiBi slopes.
+  Tensor bias_table{};
+  RelativeBuckets bias_buckets{};
+  float alibi_max_bias = 0.0f;
 };
 // k, v: the keys of q's tokens, or with kv_rows keys that start at earlier positions (a KV cache).
 void attention(ForwardPass& fp, const Tensor& q, const Tensor& k, const Tensor& v, Tensor out, const AttentionSpec& spec,

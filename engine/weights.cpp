@@ -56,19 +56,32 @@ Tensor WeightLoader::vector(const std::string& name, int64_t n) {
   if (t.n_elements() != n || t.ne[0] != n)
     fail(ErrorKind::Format, f_.path() + ": tensor '" + name + "' has shape " + t.shape_string() + ", the hyperparameters need [" +
                                 std::to_string(n) + "]");
+  return f32_weight(t, 1, n);
+}
+
+Tensor WeightLoader::f32_weight(const gguf::TensorInfo& t, int64_t rows, int64_t cols) {
   if (!gguf::can_dequantize(t.type))
-    fail(ErrorKind::Unsupported, f_.path() + ": tensor '" + name + "' has type " + gguf::type_name(t.type) + ", which cannot be decoded");
+    fail(ErrorKind::Unsupported, f_.path() + ": tensor '" + t.name + "' has type " + gguf::type_name(t.type) + ", which cannot be decoded");
   Tensor host;
   if (t.type == gguf::TensorType::F32) {
-    host = Tensor{const_cast<uint8_t*>(t.data), DType::F32, Device::Cpu, 1, n};
+    host = Tensor{const_cast<uint8_t*>(t.data), DType::F32, Device::Cpu, rows, cols};
   } else {
-    converted_.emplace_back(new float[static_cast<size_t>(n)]);
-    gguf::dequantize_row(t.type, t.data, converted_.back().get(), n);
-    host = Tensor{converted_.back().get(), DType::F32, Device::Cpu, 1, n};
+    converted_.emplace_back(new float[static_cast<size_t>(rows * cols)]);
+    for (int64_t r = 0; r < rows; r++)
+      gguf::dequantize_row(t.type, static_cast<const uint8_t*>(t.data) + r * gguf::row_bytes(t.type, cols), converted_.back().get() + r * cols, cols);
+    host = Tensor{converted_.back().get(), DType::F32, Device::Cpu, rows, cols};
   }
   Tensor dev = b_.load_weight(host, WeightUse::Vector);
   if (dev.data != host.data) loaded_.push_back(dev);
   return dev;
+}
+
+Tensor WeightLoader::bias_table(const std::string& name, int64_t rows, int64_t cols) {
+  const gguf::TensorInfo& t = find(name);
+  if (t.ne[0] != cols || t.ne[1] != rows || t.ne[2] != 1 || t.ne[3] != 1)
+    fail(ErrorKind::Format, f_.path() + ": tensor '" + name + "' has shape " + t.shape_string() + ", the hyperparameters need [" +
+                                std::to_string(cols) + ", " + std::to_string(rows) + "]");
+  return f32_weight(t, rows, cols);
 }
 
 Tensor WeightLoader::optional_vector(const std::string& name, int64_t n) { return has(name) ? vector(name, n) : Tensor{}; }

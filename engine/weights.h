@@ -33,10 +33,14 @@ class WeightLoader {
   // Embedding table: GGUF dims {cols, rows} -> Tensor [rows, cols], rows decoded at gather time.
   Tensor table(const std::string& name, int64_t rows, int64_t cols);
   Tensor optional_table(const std::string& name, int64_t rows, int64_t cols);
+  // Attention position bias table: GGUF dims {cols, rows} -> Tensor [rows, cols] in F32 (decoded
+  // once from any stored type), for AttentionArgs::bias_table.
+  Tensor bias_table(const std::string& name, int64_t rows, int64_t cols);
 
  private:
   const gguf::TensorInfo& find(const std::string& name) const;
   Tensor load(const gguf::TensorInfo& t, int64_t rows, int64_t cols, Op op);
+  Tensor f32_weight(const gguf::TensorInfo& t, int64_t rows, int64_t cols);  // decoded to F32, WeightUse::Vector
 
   const gguf::File& f_;
   Backend& b_;

@@ -1,7 +1,8 @@
 // Reference attention over packed sequences: full score row per query, softmax in double. With
 // kv_rows, a sequence's keys start before its queries (AttentionKvRows): positions are compared
 // in the keys' frame. The KV-Embedding prefix (AttentionArgs::prefix_k) is one more logit and
-// value per query.
+// value per query. The position bias (AttentionArgs::bias_table, alibi_max_bias) is added to each
+// logit after the scale.
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -33,7 +34,7 @@ void attention(const AttentionArgs& a) {
           const float* k = a.k.ptr<const float>() + (kv_begin + kj) * ks + kvh * a.d_head;
           double dot = 0;
           for (int d = 0; d < a.d_head; d++) dot += static_cast<double>(q[d]) * k[d];
-          p[static_cast<size_t>(kj)] = dot * a.scale;
+          p[static_cast<size_t>(kj)] = dot * a.scale + (a.position_bias() ? a.position_bias_at(h, kj - qi) : 0.0);
           mx = std::max(mx, p[static_cast<size_t>(kj)]);
         }
         const float* pk = a.prefix_k.empty() ? nullptr : a.prefix_k.ptr<const float>() + s * a.prefix_k.cols + kvh * a.d_head;

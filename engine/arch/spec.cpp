@@ -56,6 +56,12 @@ WeightSpec vector(std::string name, Dim n, Tensor LayerTensors::*dst, std::strin
 WeightSpec table(std::string name, Dim rows, Dim cols, Tensor ModelTensors::*dst, std::string hf) {
   return make(std::move(name), Form::Table, rows, cols, dst, std::move(hf));
 }
+WeightSpec bias_table(std::string name, Tensor ModelTensors::*dst, std::string hf) {
+  return make(std::move(name), Form::BiasTable, Dim::Buckets, Dim::Heads, dst, std::move(hf));
+}
+WeightSpec bias_table(std::string name, Tensor LayerTensors::*dst, std::string hf) {
+  return make(std::move(name), Form::BiasTable, Dim::Buckets, Dim::Heads, dst, std::move(hf));
+}
 
 const HParamSpec* ArchSpec::find_hparam(const std::string& key) const {
   for (const HParamSpec& h : hparams)
@@ -85,6 +91,8 @@ int64_t dim_size(Dim d, const ArchParams& p) {
     case Dim::KVRows: return p.kv_rows();
     case Dim::DHead: return p.d_head;
     case Dim::Ctx: return p.n_ctx;
+    case Dim::Heads: return p.n_heads;
+    case Dim::Buckets: return p.n_rel_buckets;
     case Dim::Vocab:
     case Dim::Free:
     case Dim::Types:
@@ -176,6 +184,7 @@ ModelTensors load_tensors(WeightLoader& w, const ArchSpec& spec, const ArchParam
       case Form::Vector: return w.vector(name, cols);
       case Form::Matrix: return w.matrix(name, size(e.rows, name, 1), cols);
       case Form::Table: return w.table(name, size(e.rows, name, 1), cols);
+      case Form::BiasTable: return w.bias_table(name, size(e.rows, name, 1), cols);
     }
     return Tensor{};
   };

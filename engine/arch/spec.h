@@ -33,6 +33,7 @@ struct ArchParams {
   int64_t n_layers = 0, d_model = 0, d_ff = 0, n_ctx = 0;
   int64_t n_heads = 0, n_kv_heads = 0, d_head = 0, d_value = 0, n_rot = 0;
   int64_t n_swa = 0, swa_pattern = 0, vocab_size = 0, rope_orig_ctx = 0;
+  int64_t n_rel_buckets = 0, rel_max_distance = 0;  // relative-position bias buckets (both directions)
   float norm_eps = 0, rope_base = 0, rope_base_swa = 0, rope_factor = 0, final_softcap = 0;
   float yarn_ext_factor = 0, yarn_attn_factor = 0, yarn_beta_fast = 0, yarn_beta_slow = 0;
   bool causal = false;
@@ -87,12 +88,14 @@ inline constexpr DenseActivation kDenseActivations[] = {
 struct LayerTensors : blocks::AttentionWeights {
   Tensor attn_norm, attn_output, attn_output_b, attn_output_norm, attn_output_norm_b, post_attention_norm;
   Tensor ffn_norm, ffn_gate, ffn_up, ffn_up_b, ffn_down, ffn_down_b, post_ffw_norm, layer_output_norm, layer_output_norm_b;
+  Tensor attn_rel_b;  // relative-position bias table of this block (Form::BiasTable)
 };
 
 // Every tensor slot outside the blocks, including the classifier (rank) head.
 struct ModelTensors {
   Tensor token_embd, token_types, position_embd, token_embd_norm, token_embd_norm_b, output_norm;
   Tensor cls, cls_b, cls_norm, cls_norm_b, cls_output, cls_output_b;
+  Tensor attn_rel_b;  // relative-position bias table shared by every block (Form::BiasTable)
   std::vector<LayerTensors> layers;
 };
 
@@ -100,6 +103,8 @@ struct ModelTensors {
 enum class Dim : uint8_t {
   One,
   DModel, DFF, QRows, KVRows, DHead, Ctx,
+  Heads,     // attention heads
+  Buckets,   // relative-position buckets (n_rel_buckets)
   Vocab,     // rows of the embedding table (the vocabulary)
   Free,      // any size up to the model-dimension limit, read from the tensor (cls rows)
   Types,     // token types (1..16)
@@ -111,6 +116,7 @@ enum class Form : uint8_t {
   Matrix,  // matmul weight: engine [rows, cols], GGUF {cols, rows}
   Vector,  // norm weight or bias of `cols` values, loaded as f32
   Table,   // embedding table, rows gathered
+  BiasTable,  // attention position bias [buckets, heads] (AttentionArgs::bias_table), loaded as f32
 };
 
 // What the converter does to an HF tensor on its way into the GGUF (done once, never per forward).
@@ -143,6 +149,8 @@ WeightSpec matrix(std::string name, Dim rows, Dim cols, Tensor LayerTensors::*ds
 WeightSpec vector(std::string name, Dim n, Tensor ModelTensors::*dst, std::string hf = {});
 WeightSpec vector(std::string name, Dim n, Tensor LayerTensors::*dst, std::string hf = {});
 WeightSpec table(std::string name, Dim rows, Dim cols, Tensor ModelTensors::*dst, std::string hf = {});
+WeightSpec bias_table(std::string name, Tensor ModelTensors::*dst, std::string hf = {});
+WeightSpec bias_table(std::string name, Tensor LayerTensors::*dst, std::string hf = {});
 
 // ---- HuggingFace ----
 

@@ -5,7 +5,10 @@
 // a relative probability error of about 2e, and the output is a convex mix of v rows (|v| <= 1),
 // so |err| <= 2 d^2 eps scale + (len + 8) eps. The KV-Embedding prefix (one more key and value per
 // sequence, with a logit bias) is one more term of the same sums; the reference's prefix is
-// checked against the same sequence with the prefix inserted as its first token, and by hand.
+// checked against the same sequence with the prefix inserted as its first token, and by hand. The
+// position bias (relative buckets of a table, ALiBi slopes) adds |bias| eps to each logit's error;
+// the bucket boundaries and slopes are checked against hand-written tables, the reference's bias
+// by hand.
 #include "cpu/ref/ref.h"
 #include "tests/kernels/harness.h"
 
@@ -14,6 +17,25 @@ using namespace embed::test;
 
 namespace {
 
+enum class PositionBias { None, Buckets, Alibi, Both };
+
+// The bucket table (T5 / MPNet: 32 buckets, max distance 128) in [-2, 2) and/or ALiBi slopes
+// (max bias 8) on `a`; returns the largest |bias| over keys at distances below `max_len`.
+double set_position_bias(AttentionArgs& a, PositionBias kind, std::vector<float>& table, uint32_t seed, int max_len) {
+  double largest = 0;
+  if (kind == PositionBias::Buckets || kind == PositionBias::Both) {
+    table = random_floats(seed, static_cast<size_t>(32 * a.n_heads), -2.0f, 2.0f);
+    a.bias_table = host_tensor(table, 32, a.n_heads);
+    a.bias_buckets = relative_buckets(32, 128);
+    largest += 2;
+  }
+  if (kind == PositionBias::Alibi || kind == PositionBias::Both) {
+    a.alibi_max_bias = 8.0f;
+    largest += max_len;  // every slope 2^(-8 (h + 1) / P) ... is below 1
+  }
+  return largest;
+}
+
 struct Case {
   std::vector<int32_t> lens;
   int n_heads, n_kv_heads, d_head;
@@ -21,6 +43,7 @@ struct Case {
   int window_left, window_right;
   bool prefix = false;  // a KV-Embedding prefix key/value per sequence
   float prefix_bias = 0.0f;
+  PositionBias bias = PositionBias::None;
 };
 
 // offset: q, k, v and out start this many floats into their buffers (production passes row-offset
@@ -58,6 +81,8 @@ void run_case(const Case& c, uint32_t seed, int64_t offset = 0) {
     ra.prefix_v = host_tensor(pv, static_cast<int64_t>(c.lens.size()), kc);
     ra.prefix_bias = c.prefix_bias;
   }
+  std::vector<float> table;
+  const double max_bias = set_position_bias(ra, c.bias, table, seed + 5, ra.max_seqlen);
   cpu::ref::attention(ra);
   const double d = c.d_head;
   for (auto& bt : backends_under_test()) {
@@ -65,10 +90,12 @@ void run_case(const Case& c, uint32_t seed, int64_t offset = 0) {
     // error is scale * product_sum_tolerance(d, d); softmax turns a score error e into a relative
     // probability error of about 2e, moving the output (a convex mix of v rows, |v| <= 1) by 2e;
     // P . V then adds its own sum of len products with sum p |v| <= sum p, divided by sum p.
+    // A bias b adds |b| eps to the logit's rounding (and |q.k| scale eps with it).
     const double atol = 2 * ra.scale * product_sum_tolerance(bt, c.d_head, d) +
-                        product_sum_tolerance(bt, ra.max_seqlen + (c.prefix ? 1 : 0), 1.0) + 8 * kF32Eps;
+                        product_sum_tolerance(bt, ra.max_seqlen + (c.prefix ? 1 : 0), 1.0) + 8 * kF32Eps + 2 * max_bias * kF32Eps;
     DeviceArena arena(*bt.backend);
     AttentionArgs a = ra;
+    if (!table.empty()) a.bias_table = arena.upload(ra.bias_table);
     a.q = arena.upload_offset(ra.q, offset);
     a.k = arena.upload_offset(ra.k, offset);
     a.v = arena.upload_offset(ra.v, offset);
@@ -79,7 +106,8 @@ void run_case(const Case& c, uint32_t seed, int64_t offset = 0) {
       a.prefix_v = arena.upload(ra.prefix_v);
     }
     bt.backend->attention(a);
-    std::string what = bt.name + (c.prefix ? " prefix bias " + std::to_string(c.prefix_bias) : std::string()) + " attention heads " + std::to_string(c.n_heads) + "/" + std::to_string(c.n_kv_heads) +
+    std::string what = bt.name + (c.prefix ? " prefix bias " + std::to_string(c.prefix_bias) : std::string()) +
+                       " position bias " + std::to_string(static_cast<int>(c.bias)) + " attention heads " + std::to_string(c.n_heads) + "/" + std::to_string(c.n_kv_heads) +
                        " d_head " + std::to_string(c.d_head) + (c.causal ? " causal" : " bidirectional") + " window " +
                        std::to_string(c.window_left) + "/" + std::to_string(c.window_right);
     const std::vector<float> got = arena.download(a.out);
@@ -108,6 +136,83 @@ TEST_CASE("attention matches the reference on packed varlen batches", "[kernels]
   };
   uint32_t seed = 11;
   for (const Case& c : cases) run_case(c, seed += 10);
+}
+
+TEST_CASE("relative position buckets are HF's", "[kernels][attention][bias]") {
+  // T5 / MPNet (32 buckets, max distance 128), per direction, by hand from
+  // exact + trunc(ln(n / 8) / ln(128 / 8) * 8): 0-7 -> n, 8-11 -> 8, 12-15 -> 9, 16-22 -> 10,
+  // 23-31 -> 11, 32-45 -> 12, 46-63 -> 13, 64-90 -> 14, >= 91 -> 15 (at 16, 32 and 64 the f32
+  // quotient rounds to the whole number: the higher bucket). Keys after the query add 16.
+  const RelativeBuckets b = relative_buckets(32, 128);
+  const std::vector<std::pair<int, int>> first_of = {{8, 8}, {12, 9}, {16, 10}, {23, 11}, {32, 12}, {46, 13}, {64, 14}, {91, 15}};
+  for (int n = 0; n < 8; n++) {
+    CHECK(b(-n) == n);
+    CHECK(b(n) == (n == 0 ? 0 : 16 + n));
+  }
+  for (size_t k = 0; k < first_of.size(); k++) {
+    const int lo = first_of[k].first, hi = k + 1 < first_of.size() ? first_of[k + 1].first - 1 : 5000;
+    for (int n : {lo, hi}) {
+      INFO("distance " << n);
+      CHECK(b(-n) == first_of[k].second);
+      CHECK(b(n) == 16 + first_of[k].second);
+    }
+  }
+  CHECK_THROWS_AS(relative_buckets(31, 128), Error);
+  CHECK_THROWS_AS(relative_buckets(32, 4), Error);
+}
+
+TEST_CASE("ALiBi slopes are the paper's", "[kernels][attention][bias]") {
+  // 8 heads: 2^-1 .. 2^-8. 12 heads: those 8, then the odd steps of 16 heads' 2^-0.5 spacing:
+  // 2^-0.5, 2^-1.5, 2^-2.5, 2^-3.5 (jina-bert-v2's get_alibi_slopes, llama.cpp's m1 powers).
+  for (int h = 0; h < 8; h++) CHECK(alibi_slope(h, 8, 8.0f) == static_cast<float>(std::exp2(-(h + 1.0))));
+  const double twelve[] = {-1, -2, -3, -4, -5, -6, -7, -8, -0.5, -1.5, -2.5, -3.5};
+  for (int h = 0; h < 12; h++) CHECK(alibi_slope(h, 12, 8.0f) == static_cast<float>(std::exp2(twelve[h])));
+}
+
+TEST_CASE("the reference adds the position bias to each logit", "[kernels][attention][bias]") {
+  // q = 0: the logits are the bias alone. One sequence of 3 tokens, 1 head of size 16, v row j
+  // all equal to j. ALiBi with one head: slope 2^-8; buckets: table row b = b / 10.
+  // Query 0 sees distances 0, 1, 2 (keys after it: buckets 0, 17, 18 -> 0, 1.7, 1.8), minus
+  // 2^-8 (0, 1, 2): logits 0, 1.6960938, 1.7921875; output = sum_j j e^l_j / sum e^l_j.
+  std::vector<float> q(48, 0.0f), k = random_floats(5, 48), v(48), out(48), table(32);
+  for (int j = 0; j < 3; j++) std::fill(v.begin() + 16 * j, v.begin() + 16 * (j + 1), static_cast<float>(j));
+  for (int b = 0; b < 32; b++) table[static_cast<size_t>(b)] = static_cast<float>(b) / 10.0f;
+  std::vector<int32_t> cu = {0, 3};
+  AttentionArgs a;
+  a.q = host_tensor(q, 3, 16);
+  a.k = host_tensor(k, 3, 16);
+  a.v = host_tensor(v, 3, 16);
+  a.out = host_tensor(out, 3, 16);
+  a.cu_seqlens = a.cu_seqlens_host = cu.data();
+  a.n_seqs = 1;
+  a.max_seqlen = 3;
+  a.n_heads = a.n_kv_heads = 1;
+  a.d_head = 16;
+  a.bias_table = host_tensor(table, 32, 1);
+  a.bias_buckets = relative_buckets(32, 128);
+  a.alibi_max_bias = 8.0f;
+  cpu::ref::attention(a);
+  const double l1 = 1.7 - 1.0 / 256, l2 = 1.8 - 2.0 / 256;
+  const double want0 = (std::exp(l1) + 2 * std::exp(l2)) / (1 + std::exp(l1) + std::exp(l2));
+  CHECK_THAT(out[0], Catch::Matchers::WithinAbs(want0, 1e-6));
+  // Query 2 sees distances -2, -1, 0: buckets 2, 1, 0 -> 0.2, 0.1, 0 minus 2^-8 (2, 1, 0).
+  const double m0 = 0.2 - 2.0 / 256, m1 = 0.1 - 1.0 / 256;
+  const double want2 = (std::exp(m1) + 2) / (std::exp(m0) + std::exp(m1) + 1);
+  CHECK_THAT(out[32], Catch::Matchers::WithinAbs(want2, 1e-6));
+}
+
+TEST_CASE("attention with a position bias matches the reference", "[kernels][attention][bias]") {
+  Case buckets{{5, 1, 13, 2, 140}, 4, 4, 64, false, -1, -1};
+  buckets.bias = PositionBias::Buckets;
+  Case alibi{{31, 7, 200}, 12, 12, 32, false, -1, -1};  // 12 heads: slopes of both kinds
+  alibi.bias = PositionBias::Alibi;
+  Case both{{40, 3}, 4, 2, 16, true, 20, -1};  // with GQA, a causal window
+  both.bias = PositionBias::Both;
+  Case t5{{17, 9}, 2, 2, 128, false, -1, -1};
+  t5.bias = PositionBias::Buckets;
+  uint32_t seed = 5000;
+  for (const Case& c : {buckets, alibi, both, t5}) run_case(c, seed += 10);
+  run_case(buckets, 6000, 3);  // rows at an offset
 }
 
 TEST_CASE("attention reads and writes rows at any offset", "[kernels][attention]") {

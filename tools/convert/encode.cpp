@@ -49,7 +49,7 @@ uint32_t file_type_id(OutType t) {
 gguf::TensorType tensor_type_for(const std::string& name, const std::vector<int64_t>& ne, OutType t) {
   using gguf::TensorType;
   if (ne.size() <= 1 || !ends_with(name, ".weight") || ends_with(name, "_norm.weight") ||
-      name == "position_embd.weight" || name == "token_types.weight")
+      name == "position_embd.weight" || name == "token_types.weight" || ends_with(name, "attn_rel_b.weight"))
     return TensorType::F32;
   if (name == "token_embd.weight") {
     if (t == OutType::F32) return TensorType::F32;

@@ -153,6 +153,27 @@ def bert_tokenizer():
                                    model_max_length=128)
 
 
+def mpnet_tokenizer():
+    """MPNetTokenizerFast's layout on the BERT fixture's WordPiece training: <s> <pad> </s> first
+    (pad = 1 = MPNet's padding_idx), [UNK], <mask>; <s> A </s> and <s> A </s></s> B </s>."""
+    sentences = []
+    for line in STSB.read_text(encoding="utf-8").splitlines():
+        sentences.extend(line.rsplit(",", 1)[0].split(",", 1))
+    specials = ["<s>", "<pad>", "</s>", "[UNK]", "<mask>"]
+    wp = BertWordPieceTokenizer(lowercase=True, strip_accents=None, unk_token="[UNK]", sep_token="</s>", cls_token="<s>",
+                                pad_token="<pad>", mask_token="<mask>")
+    wp.train_from_iterator(sentences, vocab_size=600, min_frequency=2, show_progress=False, special_tokens=specials)
+    tok = wp._tokenizer
+    ordered = specials + sorted(t for t in tok.get_vocab() if t not in specials)
+    tok.model = models.WordPiece(vocab={t: i for i, t in enumerate(ordered)}, unk_token="[UNK]", continuing_subword_prefix="##")
+    bos, eos = tok.token_to_id("<s>"), tok.token_to_id("</s>")
+    tok.post_processor = processors.TemplateProcessing(
+        single="<s> $A </s>", pair="<s> $A </s> </s> $B </s>", special_tokens=[("<s>", bos), ("</s>", eos)])
+    return PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", sep_token="</s>", pad_token="<pad>",
+                                   cls_token="<s>", bos_token="<s>", eos_token="</s>", mask_token="<mask>",
+                                   do_lower_case=True, model_max_length=128)
+
+
 def perturb_norms(model, norm_center=1.0):
     """Random weights everywhere, norms away from `norm_center` (Gemma stores w of 1 + w: 0) and
     biases away from 0."""
@@ -337,6 +358,70 @@ def build_gemma3_tiny():
     gemma = Gemma3ForCausalLM(gemma_config(Gemma3TextConfig, tie_word_embeddings=True)).eval()
     perturb_norms(gemma, norm_center=0.0)
     save(gemma, gemma_tokenizer, "gemma3-tiny", torch.bfloat16)
+
+
+# Not yet in main()'s builders (issue #25): the folders of the position-bias families, added there
+# together with their architectures' EMBED_ARCHITECTURES lines (engine/arch/mpnet.cpp,
+# t5encoder.cpp) and convert_vectors.py's CASES once they have been run:
+#   "mpnet-tiny": build_mpnet_tiny,
+#   "t5-gtr-tiny": lambda: build_t5_tiny("t5-gtr-tiny", "relu", [(64, 48, False, torch.nn.Identity())]),
+#   "t5-gated-tiny": lambda: build_t5_tiny("t5-gated-tiny", "gated-gelu", []),
+def build_mpnet_tiny():
+    """An MPNet embedder as all-mpnet-base-v2 is saved (MPNetModel, mean pooling, Normalize) with
+    a query prompt; the relative-position bias table drawn at unit scale (HF initialises it at
+    0.02) so that a wrong bucket shows in the vectors."""
+    from transformers import MPNetConfig, MPNetModel
+    tok = mpnet_tokenizer()
+    torch.manual_seed(7)
+    model = MPNetModel(MPNetConfig(
+        vocab_size=len(tok), hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128,
+        max_position_embeddings=130, relative_attention_num_buckets=32, pad_token_id=1, bos_token_id=0,
+        eos_token_id=2)).eval()
+    perturb_norms(model)
+    with torch.no_grad():
+        model.encoder.relative_attention_bias.weight.copy_(torch.randn_like(model.encoder.relative_attention_bias.weight))
+    path = save(model, tok, "mpnet-tiny", torch.float32)
+    write_st_pipeline(path, 64, "mean_tokens", prompts={"query": "query: "}, seed=70)
+
+
+def t5_tokenizer(path):
+    """T5's SentencePiece Unigram layout (<pad>=0, </s>=1, <unk>=2, no BOS, nmt_nfkc), 1000 pieces
+    trained on the STS-B dev text, saved by transformers' T5 tokenizer (</s> appended, no extra ids)."""
+    import sentencepiece as spm
+    from transformers import T5Tokenizer
+    work = CACHE / "refgen" / "convert-t5-spm"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(tiny_tokenizers.training_corpus(("en", "de"))), model_prefix=str(work / "spiece"),
+        vocab_size=1000, model_type="unigram", pad_id=0, eos_id=1, unk_id=2, bos_id=-1, pad_piece="<pad>",
+        eos_piece="</s>", unk_piece="<unk>", normalization_rule_name="nmt_nfkc", character_coverage=0.9995,
+        num_threads=1, seed_sentencepiece_size=100000, minloglevel=2)
+    tok = T5Tokenizer(vocab_file=str(work / "spiece.model"), extra_ids=0, model_max_length=128)
+    tok.save_pretrained(path)
+    cfg_path = path / "tokenizer_config.json"
+    cfg = json.loads(cfg_path.read_text())
+    cfg.pop("vocab_file", None)
+    cfg_path.write_text(json.dumps(cfg, indent=2, ensure_ascii=False) + "\n")
+
+
+def build_t5_tiny(name, feed_forward_proj, dense):
+    """T5EncoderModel as sentence-t5 / GTR-T5 are saved: mean pooling, a Dense layer without bias
+    (identity), Normalize. Heads 4 x d_kv 32: the attention's inner width (128) differs from
+    d_model (64). The position bias table at unit scale, as for MPNet."""
+    from transformers import T5Config, T5EncoderModel
+    torch.manual_seed(8 if feed_forward_proj == "relu" else 9)
+    cfg = T5Config(vocab_size=1000, d_model=64, d_kv=32, d_ff=128, num_layers=2, num_heads=4,
+                   relative_attention_num_buckets=32, relative_attention_max_distance=128,
+                   feed_forward_proj=feed_forward_proj, layer_norm_epsilon=1e-6, n_positions=128,
+                   pad_token_id=0, eos_token_id=1, decoder_start_token_id=0)
+    model = T5EncoderModel(cfg).eval()
+    perturb_norms(model)
+    with torch.no_grad():
+        table = model.encoder.block[0].layer[0].SelfAttention.relative_attention_bias.weight
+        table.copy_(torch.randn_like(table))
+    path = save(model, t5_tokenizer, name, torch.float32)
+    write_st_pipeline(path, 64, "mean_tokens", dense=dense, prompts={"query": "query: "}, seed=80)
 
 
 def main():
