@@ -103,6 +103,16 @@ std::shared_ptr<const Model> Model::from_file(gguf::File file, const ModelOption
   d.cls_labels = info.cls_labels;
   d.has_rerank_template = !m->rerank_template_.empty();
   d.rank_probability = info.rank_head.softmax;
+  // A vocabulary larger than the embedding table gives ids the model has no row for: the file's
+  // tokenizer is not this model's (rows beyond the vocabulary are padding, as in Gemma, and fine).
+  if (m->tokenizer_ && static_cast<int64_t>(m->tokenizer_->vocab_size()) > info.n_vocab)
+    fail(ErrorKind::Format, path + ": the tokenizer has " + std::to_string(m->tokenizer_->vocab_size()) + " tokens but token_embd has " +
+                                std::to_string(info.n_vocab) + " rows: the vocabulary does not belong to these weights");
+  m->readout_ = ReadoutHeads::from_gguf(f, info.arch, info.d_model);
+  if (m->readout_) {
+    d.sparse_head = m->readout_->has_sparse();
+    d.colbert_dim = m->readout_->colbert_dim();
+  }
   d.prompts = read_model_prompts(f);
   d.kernels = m->loaded_->kernel_level();
   d.compute_type = o.compute_type;

@@ -17,6 +17,7 @@
 #include "base/error.h"
 #include "engine/model.h"
 #include "engine/prompts.h"
+#include "engine/readout.h"
 #include "engine/request.h"
 
 namespace embed {
@@ -102,6 +103,9 @@ struct ModelDescription {
   // KV-Embedding band stored in the file (kKvLayersKey), used when a request gives none.
   std::optional<std::pair<int, int>> kv_layers;
   std::vector<float> layer_dimensions;  // kKvDimensionsKey, when stored
+  // BGE-M3 read-outs the file carries (engine/readout.h): a sparse head, a ColBERT head of this width.
+  bool sparse_head = false;
+  int64_t colbert_dim = 0;
 };
 
 // The file a model argument names, as every front end reads it: a path as it is; "default" (or
@@ -125,6 +129,8 @@ class Model {
   const std::string& rerank_template() const { return rerank_template_; }
   // The GGUF the model runs from (its metadata and tensor directory), mapped or held in memory.
   const gguf::File& gguf_file() const;
+  // The sparse / ColBERT heads, or null when the file has neither.
+  const ReadoutHeads* readout_heads() const { return readout_ ? &*readout_ : nullptr; }
 
  private:
   friend class Context;
@@ -135,6 +141,7 @@ class Model {
   ModelOptions options_;
   ModelDescription desc_;
   std::string rerank_template_;
+  std::optional<ReadoutHeads> readout_;
 };
 
 // Row-major matrix: one row per text (per token with Pooling::None, see row_offsets). With a
@@ -162,6 +169,20 @@ struct LayerStates {
   std::vector<float> data;
   std::vector<int32_t> n_tokens;  // tokens of each text (after truncation)
   const float* row(int64_t layer, int64_t i) const { return data.data() + (layer * rows + i) * d_model; }
+};
+
+// Which read-outs Context::encode computes from its one forward pass per batch.
+struct Outputs {
+  bool dense = true;     // the pooled vector (the model's pooling; BGE-M3: CLS), finished as the Request says
+  bool sparse = false;   // token ids with weights (a sparse head: BGE-M3)
+  bool colbert = false;  // one normalized vector per token after CLS (a ColBERT head: BGE-M3)
+};
+
+// Per text, the read-outs asked for (the others empty).
+struct MultiOutput {
+  Embeddings dense;
+  std::vector<SparseRow> sparse;
+  std::vector<MultiVectorRow> colbert;
 };
 
 // Low level: token sequences keyed by caller-chosen sequence ids.
@@ -213,6 +234,11 @@ class Context {
   // request's chunk_rule for that text); the request must set late_chunking.
   Result<Embeddings> embed(const std::vector<std::string>& texts, const std::vector<std::vector<CharSpan>>& chunk_spans,
                            const Request& r, const RunSettings& s = {});
+  // Dense, sparse and ColBERT outputs from the same forward pass (BGE-M3; FlagEmbedding's
+  // definitions, engine/readout.h). Texts are tokenized as embed() does; long_inputs, late
+  // chunking, KV-Embedding and quantized precisions do not apply. A head the model lacks is an error.
+  Result<MultiOutput> encode(const std::vector<std::string>& texts, const Outputs& outputs, const Request& r = {},
+                             const RunSettings& s = {});
   // Token ids instead of texts (OpenAI's token-array input): used as given, no special tokens added.
   Result<Embeddings> embed_ids(std::vector<std::vector<int32_t>> ids, const Request& r = {}, const RunSettings& s = {});
   // Scores per document in input order: P(yes) for yes/no rerankers (Qwen3-Reranker), the raw

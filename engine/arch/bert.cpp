@@ -1,4 +1,7 @@
-// `bert`: BERT-style encoders (all-MiniLM, bge, e5, BERT cross-encoders). Post-norm LayerNorm
+// `bert`: BERT-style encoders (all-MiniLM, bge, e5, BERT cross-encoders) and XLM-RoBERTa bodies
+// (bge-m3, multilingual-e5-base/large, bge-reranker-v2-m3), which llama.cpp also writes as `bert`
+// with a `t5` (Unigram) vocabulary: the same layers, RoBERTa's positions (counted from
+// pad_token_id + 1; those rows are dropped by the converter) and one token type. Post-norm LayerNorm
 // with biases, absolute position + token-type embeddings, bidirectional attention, GELU (erf,
 // as HF's BertIntermediate "gelu") MLP. No final norm: the last layer's output is the hidden
 // state. Reference: HF transformers models/bert/modeling_bert.py (BertEmbeddings, BertLayer).
@@ -52,7 +55,8 @@ const ArchSpec& bert_spec() {
   static const ArchSpec spec = [] {
     ArchSpec s;
     s.name = "bert";
-    s.hf_classes = {"BertModel", "BertForMaskedLM", "BertForSequenceClassification"};
+    s.hf_classes = {"BertModel", "BertForMaskedLM", "BertForSequenceClassification", "XLMRobertaModel",
+                    "XLMRobertaForSequenceClassification"};
     s.hparams = core_keys();
     append(s.hparams, {
         {.key = "attention.layer_norm_epsilon", .field = &ArchParams::norm_eps, .required = false, .fallback = 1e-12,
@@ -88,7 +92,11 @@ const ArchSpec& bert_spec() {
     // BertForSequenceClassification: logits = classifier(tanh(pooler.dense(h[CLS]))), which is
     // llama.cpp's RANK head: cls (dense + tanh), then cls.output.
     append(s.weights, rank_head_weights("pooler.dense", "classifier"));
-    s.hf_prefixes = {"bert."};
+    s.hf_prefixes = {"bert.", "roberta."};
+    // RobertaClassificationHead: out_proj(tanh(dense(h[CLS]))), BERT's pooler + classifier by
+    // other names (llama.cpp maps classifier.dense / classifier.out_proj to cls / cls.output too).
+    s.hf_renames = {{"classifier.dense.", "pooler.dense."}, {"classifier.out_proj.", "classifier."}};
+    s.hf_offset_positions = {"XLMRobertaModel", "XLMRobertaForSequenceClassification"};
     s.hf_skip = {"embeddings.position_ids", "cls.predictions.*", "cls.seq_relationship.*"};  // MLM / NSP pretraining heads
     s.hf_checks = {{"position_embedding_type", "\"absolute\""}};
     s.create = [](const gguf::File& f, WeightLoader& w) -> std::unique_ptr<Architecture> { return std::make_unique<Bert>(f, w); };

@@ -82,6 +82,21 @@ struct DenseActivation {
 inline constexpr DenseActivation kDenseActivations[] = {
     {"tanh", Activation::Tanh}, {"relu", Activation::Relu}, {"gelu", Activation::GeluErf}, {"silu", Activation::Silu}};
 
+// BGE-M3's lexical and multi-vector read-outs after the final hidden state (FlagEmbedding's
+// BGEM3 model): tensors cls.sparse.weight {d_model, 1} + cls.sparse.bias {1} and
+// cls.colbert.weight {d_model, dim} + cls.colbert.bias {dim} (the names of the one existing GGUF
+// convention for these heads), and keys {arch}.sparse_formula / {arch}.colbert_formula naming how
+// they apply, since that convention's fork computes them differently. The engine refuses heads
+// whose formula it does not know. kM3Formula:
+//   sparse:  w_t = relu(W_s h_t + b_s) per token; the ids of <s>, </s>, <pad>, <unk> and weights
+//            <= 0 dropped; the largest weight kept when an id repeats.
+//   colbert: v_t = W_c h_t + b_c for every token after the first (CLS), each L2-normalized.
+inline constexpr const char* kSparseHead = "cls.sparse";
+inline constexpr const char* kColbertHead = "cls.colbert";
+inline constexpr const char* kSparseFormulaKey = "sparse_formula";
+inline constexpr const char* kColbertFormulaKey = "colbert_formula";
+inline constexpr const char* kM3Formula = "bge-m3";
+
 // ---- weights ----
 
 // Every tensor slot of a block (named after the GGUF tensor); q/k/v come from AttentionWeights.
@@ -177,6 +192,13 @@ struct ArchSpec {
   std::vector<WeightSpec> weights;
   std::vector<std::string> hf_prefixes;  // stripped from HF names ("model.", "bert.")
   std::vector<std::string> hf_skip;      // HF names (trailing '*' = prefix) that carry nothing for the GGUF
+  // HF name prefixes (after hf_prefixes) read as another one of the table ("classifier.out_proj."
+  // -> "classifier."): a family member that names the same weights differently (RoBERTa).
+  std::vector<std::pair<std::string, std::string>> hf_renames;
+  // Classes whose position ids count from pad_token_id + 1 (RoBERTa's create_position_ids): the
+  // converter drops those first rows of the position table and shortens the context by as many,
+  // as llama.cpp's converter does, so that the engine's positions 0, 1, ... index it.
+  std::vector<std::string> hf_offset_positions;
   std::vector<HfCheck> hf_checks;
   std::optional<TokenHead> token_head;
   bool llama_cpp_dense = false;          // llama.cpp applies dense_2 / dense_3 (no bias, identity) for it

@@ -399,10 +399,22 @@ int run_embed(const EmbedCommand& o) {
   if (shape == RowShape::Chunks && fmt == Format::Npy && o.spans_out.empty())
     usage_fail("--late-chunking with -f npy needs --spans-out FILE for the chunks' spans");
 
+  if (o.outputs.empty() && (o.sparse_top_k != 0 || o.sparse_tokens)) usage_fail("--sparse-top-k and --sparse-tokens go with --output sparse");
+  if (o.sparse_top_k < 0) usage_fail("--sparse-top-k " + std::to_string(o.sparse_top_k) + " must be positive");
+  std::optional<Outputs> outputs;
+  if (!o.outputs.empty()) {
+    outputs = parse_outputs_flag(o.outputs);
+    if ((o.sparse_top_k != 0 || o.sparse_tokens) && !outputs->sparse) usage_fail("--sparse-top-k and --sparse-tokens go with --output sparse");
+    if (fmt != Format::Jsonl) usage_fail("--output writes JSON lines: leave out --format");
+    if (o.similarity || o.dedup || o.resume || shape != RowShape::Pooled)
+      usage_fail("--output takes one pooled row per input: leave out --similarity, --dedup, --resume, --late-chunking and --pooling none");
+  }
+
   RecordReader in(o.input, in_format, fields, o.skip_empty);
   const std::shared_ptr<const Model> model = load_model(o.model, {o.device, o.threads, o.compat, o.compute_type, o.source});
   check_request_flags(*model, req, Task::Embed);
   Context ctx(model, o.threads);
+  if (outputs) return run_outputs(o, *outputs, req, settings, ctx, in);
   if (o.similarity) return run_similarity(o, fmt, ctx, req, settings, in);
 
   RowWriterOptions wo;

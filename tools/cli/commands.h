@@ -95,8 +95,17 @@ struct EmbedCommand {
   std::string kv_bias;        // --kv-bias B (empty: 1.0)
   std::string prompt_template;  // --template '...{text}...'
   bool template_given = false;  // --template was on the command line (even as '')
+  // BGE-M3's read-outs (tools/cli/cmd_outputs.cpp): any of dense, sparse, colbert, comma-separated.
+  std::string outputs;          // --output (empty: the plain embedding rows)
+  int64_t sparse_top_k = 0;     // --sparse-top-k: the k largest sparse weights (0: all)
+  bool sparse_tokens = false;   // --sparse-tokens: each sparse entry with its vocabulary piece
 };
 int run_embed(const EmbedCommand& o);
+// --output's read-outs, one JSON line per input (after run_embed has loaded the model).
+Outputs parse_outputs_flag(const std::string& s);
+class RecordReader;
+int run_outputs(const EmbedCommand& o, const Outputs& outputs, const Request& req, const RunSettings& settings, Context& ctx,
+                RecordReader& in);
 // The request the flags describe (embed, calibrate and kv-layers); throws naming a bad flag.
 Request request_from_flags(const EmbedCommand& o);
 // `embed calibrate MODEL texts.txt -o ranges.json`: per-dimension ranges of the vectors the same

@@ -193,6 +193,10 @@ int embed_main(int argc, char** argv) {
   app.add_option("--spans-field", o.spans_field, "JSONL field holding late chunking's character spans [[begin, end], ...] (default: spans)");
   app.add_flag("--resume", o.resume, "Continue an output file a killed run left: after its last complete row (a partial one is rewritten)");
   app.add_flag("--dedup", o.dedup, "Embed identical texts once (rows stay one per input)");
+  app.add_option("--output", o.outputs, "BGE-M3's read-outs from one pass, any of dense,sparse,colbert (JSON lines: \"dense\", "
+                 "\"sparse\" [{index: token id, value}], \"colbert\" [[...] per token after CLS])");
+  app.add_option("--sparse-top-k", o.sparse_top_k, "--output sparse: keep the K largest weights of each input (default: all)");
+  app.add_flag("--sparse-tokens", o.sparse_tokens, "--output sparse: add each token id's vocabulary piece");
   app.add_option("--block", o.block, "Inputs embedded and written together (memory grows with it)")->capture_default_str();
   if (const int rc = parse(app, argc, argv); rc >= 0) return rc;
   o.prefix_given = prefix->count() > 0;

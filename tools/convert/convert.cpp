@@ -10,12 +10,14 @@
 #include <filesystem>
 
 #include "base/error.h"
+#include "engine/weights.h"
 #include "tokenizer/hf_import.h"
 #include "tools/convert/hf_folder.h"
 #include "tools/convert/hparams.h"
 #include "tools/convert/metadata.h"
 #include "tools/convert/safetensors.h"
 #include "tools/convert/tensor_map.h"
+#include "tools/convert/torch_state.h"
 
 namespace embed::convert {
 namespace {
@@ -29,6 +31,7 @@ struct PendingTensor {
   const StTensor* st = nullptr;
   std::vector<float> values;               // synthesized tensors (an LM-head classifier)
   arch::Fold fold = arch::Fold::None;
+  int64_t drop_rows = 0;                   // leading rows not written (RoBERTa's positions before pad_token_id + 1)
 };
 
 std::vector<int64_t> ggml_shape(const StTensor& t) {
@@ -136,6 +139,14 @@ Collected collect_tensors(const HfModel& m, const WeightSet& weights, const arch
     t.shape = {route.gguf_name, st->name, ggml_shape(*st)};
     t.st = st;
     t.fold = route.spec->fold;
+    if (route.spec->global == &arch::ModelTensors::position_embd && m.position_offset > 0) {
+      if (t.shape.ne.size() != 2 || t.shape.ne[1] <= m.position_offset)
+        fail(ErrorKind::Format, st->file + ": tensor '" + st->name + "' has shape " + st->shape_string() + "; " + m.hf_architecture +
+                                    " needs more than pad_token_id + 1 = " + std::to_string(m.position_offset) + " rows");
+      t.drop_rows = m.position_offset;
+      t.shape.ne[1] -= m.position_offset;
+      t.shape.source += " rows " + std::to_string(m.position_offset) + "..";
+    }
     if (route.spec == classifier_output(*m.spec)) c.n_labels = t.shape.ne.size() == 2 ? t.shape.ne[1] : 0;
     c.tensors.push_back(std::move(t));
   }
@@ -181,6 +192,49 @@ void collect_dense(const HfModel& m, const arch::ArchParams& p, std::vector<Safe
   }
 }
 
+std::string shape_string(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); i++) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+// FlagEmbedding's BGE-M3 heads beside the checkpoint: sparse_linear.pt (d_model -> 1) and
+// colbert_linear.pt (d_model -> dim), each torch.save of a Linear's state dict, as
+// cls.sparse.* / cls.colbert.* (engine/arch/spec.h). Returns the heads found.
+std::vector<std::string> collect_m3_heads(const HfModel& m, const arch::ArchParams& p, Collected& c) {
+  std::vector<std::string> found;
+  for (const auto& [file, head] : {std::pair{"sparse_linear.pt", arch::kSparseHead}, std::pair{"colbert_linear.pt", arch::kColbertHead}}) {
+    const fs::path path = fs::path(m.dir) / file;
+    if (!fs::exists(path)) continue;
+    std::vector<TorchTensor> tensors = read_torch_state_dict_file(path.string());
+    const bool sparse = std::string(head) == arch::kSparseHead;
+    int64_t rows = -1;
+    for (const char* key : {"weight", "bias"}) {
+      auto it = std::find_if(tensors.begin(), tensors.end(), [&](const TorchTensor& t) { return t.name == key; });
+      if (it == tensors.end()) fail(ErrorKind::Format, path.string() + ": no '" + key + "' tensor (a Linear layer's state dict)");
+      const bool weight = std::string(key) == "weight";
+      if (weight) {
+        if (it->shape.size() != 2 || it->shape[1] != p.d_model || (sparse && it->shape[0] != 1) || it->shape[0] < 1 ||
+            it->shape[0] > kMaxModelDim)
+          fail(ErrorKind::Format, path.string() + ": weight has shape " + shape_string(it->shape) + "; expected [" +
+                                      (sparse ? std::string("1") : std::string("dim")) + ", " + std::to_string(p.d_model) + "]");
+        rows = it->shape[0];
+      } else if (it->shape != std::vector<int64_t>{rows}) {
+        fail(ErrorKind::Format, path.string() + ": bias has shape " + shape_string(it->shape) + "; expected [" + std::to_string(rows) + "]");
+      }
+      PendingTensor t;
+      t.shape.name = std::string(head) + "." + key;
+      t.shape.source = path.string() + ":" + key;
+      t.shape.ne = weight ? std::vector<int64_t>{p.d_model, rows} : std::vector<int64_t>{rows};
+      t.values = std::move(it->values);
+      c.tensors.push_back(std::move(t));
+    }
+    if (tensors.size() != 2) fail(ErrorKind::Format, path.string() + ": holds " + std::to_string(tensors.size()) + " tensors; expected weight and bias");
+    found.push_back(sparse ? arch::kSparseFormulaKey : arch::kColbertFormulaKey);
+  }
+  return found;
+}
+
 // What llama.cpp will not do with these Dense layers, for the notes.
 std::optional<std::string> dense_note(const HfModel& m, int64_t d_model) {
   if (m.dense.empty()) return std::nullopt;
@@ -195,6 +249,7 @@ uint64_t encode_into(PendingTensor& t, const arch::ArchParams& p, int64_t vocab_
   std::vector<float> values = t.st ? read_as_f32(*t.st) : std::move(t.values);
   std::vector<int64_t>& ne = t.shape.ne;
   const int64_t ne0 = ne[0], rows = ne.size() > 1 ? ne[1] : 1;
+  if (t.drop_rows > 0) values.erase(values.begin(), values.begin() + t.drop_rows * ne0);
   switch (t.fold) {
     case arch::Fold::None: break;
     case arch::Fold::AddOne:
@@ -257,6 +312,7 @@ gguf::Writer build_gguf(const ConvertOptions& o, ConvertSummary* summary) {
     check_against_table(shapes, *m.spec, p);
   }
   collect_dense(m, p, dense_files, c);
+  const std::vector<std::string> m3_heads = collect_m3_heads(m, p, c);
   std::sort(c.tensors.begin(), c.tensors.end(),
             [](const PendingTensor& a, const PendingTensor& b) { return order_key(a.shape.name) < order_key(b.shape.name); });
 
@@ -268,6 +324,7 @@ gguf::Writer build_gguf(const ConvertOptions& o, ConvertSummary* summary) {
   if (m.token_head) meta.classifier_labels = m.spec->token_head->tokens;
   else if (c.n_labels > 0) meta.classifier_labels = classifier_labels(m, c.n_labels);
   write_model_metadata(meta, w);
+  for (const std::string& key : m3_heads) w.set_string(m.spec->name + "." + key, arch::kM3Formula);
   s.tokenizer = tok::import_hf_tokenizer(o.model_dir, w);  // tokenizer.ggml.* (tokenizer/hf_import.h)
   const int64_t n_tokens = static_cast<int64_t>(w.array_count("tokenizer.ggml.tokens").value_or(0));
   for (PendingTensor& t : c.tensors) s.n_params += encode_into(t, p, n_tokens, o.type, w);
@@ -278,6 +335,9 @@ gguf::Writer build_gguf(const ConvertOptions& o, ConvertSummary* summary) {
   if (auto pooling = effective_pooling(m, !meta.classifier_labels.empty())) s.pooling = pooling_name(*pooling);
   s.n_tensors = c.tensors.size();
   if (auto note = dense_note(m, p.d_model)) s.notes.push_back(*note);
+  if (!m3_heads.empty())
+    s.notes.push_back("BGE-M3 heads (sparse_linear.pt / colbert_linear.pt) written as cls.sparse / cls.colbert with formula '" +
+                      std::string(arch::kM3Formula) + "'; llama.cpp's converter drops them");
   if (m.st_normalize) s.notes.push_back("modules.json has Normalize: GGUF has no key for it; L2-normalize the pooled vectors (llama.cpp's server does by default)");
   if (summary) *summary = std::move(s);
   return w;

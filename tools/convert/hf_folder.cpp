@@ -209,6 +209,14 @@ HfModel read_hf_folder(const std::string& dir) {
     for (const std::string& n : supported_hf_architectures()) list += (list.empty() ? "" : ", ") + n;
     fail(ErrorKind::Unsupported, "config.json: architecture '" + m.hf_architecture + "' is not supported; supported: " + list);
   }
+  if (std::find(m.spec->hf_offset_positions.begin(), m.spec->hf_offset_positions.end(), m.hf_architecture) !=
+      m.spec->hf_offset_positions.end()) {
+    const auto pad = m.config.find("pad_token_id");
+    if (pad == m.config.end() || !pad->is_number_integer() || pad->get<int64_t>() < 0 || pad->get<int64_t>() > 1000000)
+      fail(ErrorKind::Format, config_path.string() + ": " + m.hf_architecture +
+                                  " needs 'pad_token_id' (a non-negative integer): its positions count from pad_token_id + 1");
+    m.position_offset = pad->get<int64_t>() + 1;
+  }
   read_modules(m);
   read_prompts(m);
   if (m.spec->token_head) m.token_head = token_head_applies(m, m.spec->token_head->hint);

@@ -38,6 +38,7 @@ struct HfModel {
   std::vector<Prompt> prompts;           // config_sentence_transformers.json, in file order
   std::optional<std::string> default_prompt;
   bool token_head = false;               // the description's TokenHead applies (Qwen3-Reranker)
+  int64_t position_offset = 0;           // position-table rows before position 0 (RoBERTa: pad_token_id + 1)
 };
 
 // Reads and checks the folder's JSON files; throws embed::Error naming the missing file or the

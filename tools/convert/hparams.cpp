@@ -153,6 +153,16 @@ std::vector<Evaluated> evaluate(const HfModel& m, arch::ArchParams* params) {
       for (const auto& [key, value] : spec.hf_defaults)
         if (key == row.key) v = std::holds_alternative<int64_t arch::ArchParams::*>(row.field) ? Value(static_cast<int64_t>(value)) : Value(value);
     const std::string what = hf_name(row) + " (" + spec.name + "." + row.key + ")";
+    // RoBERTa's table holds pad_token_id + 1 rows before position 0, which the converter drops.
+    if (v && m.position_offset > 0 && std::holds_alternative<int64_t arch::ArchParams::*>(row.field) &&
+        std::get<int64_t arch::ArchParams::*>(row.field) == &arch::ArchParams::n_ctx) {
+      const int64_t n = std::get<int64_t>(*v) - m.position_offset;
+      if (n < 1)
+        fail(ErrorKind::Format, "config.json: " + what + " = " + std::to_string(std::get<int64_t>(*v)) +
+                                    " leaves no positions after the " + std::to_string(m.position_offset) +
+                                    " rows before pad_token_id + 1");
+      v = Value(n);
+    }
     const bool plain_key = row.hf[0] != '\0' && row.hf[0] != '@';
     if (!v && (row.required || (row.write == arch::Write::Always && plain_key)))
       fail(ErrorKind::Format, "config.json: " + what + " is missing");

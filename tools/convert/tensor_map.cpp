@@ -53,6 +53,11 @@ std::optional<TensorRoute> route_tensor(const arch::ArchSpec& spec, const std::s
   // Old TF-era checkpoints name LayerNorm parameters gamma / beta.
   if (ends_with(name, ".gamma")) name = name.substr(0, name.size() - 6) + ".weight";
   if (ends_with(name, ".beta")) name = name.substr(0, name.size() - 5) + ".bias";
+  for (const auto& [from, to] : spec.hf_renames)
+    if (starts_with(name, from)) {
+      name = to + name.substr(from.size());
+      break;
+    }
   for (const std::string& skip : spec.hf_skip)
     if (glob(skip, name)) return TensorRoute{TensorRoute::Skip, {}, nullptr};
   for (const arch::WeightSpec& w : spec.weights) {

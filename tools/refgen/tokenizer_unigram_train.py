@@ -31,7 +31,7 @@ def sentences():
                 yield from row[:2]
 
 
-def build(proto, out):
+def build(proto, out, max_len=512):
     # SentencePiece ids 0..2 are <unk> <s> </s>; fairseq's layout puts <s> <pad> </s> <unk> first.
     vocab = [("<s>", 0.0), ("<pad>", 0.0), ("</s>", 0.0), ("<unk>", 0.0)]
     vocab += [(p.piece, p.score) for p in proto.pieces[3:]] + [("<mask>", 0.0)]
@@ -46,15 +46,14 @@ def build(proto, out):
                            + [AddedToken("<mask>", special=True, normalized=False, lstrip=True)])
     tok.save(os.path.join(out, "tokenizer.json"))
     config = {"bos_token": "<s>", "cls_token": "<s>", "eos_token": "</s>", "mask_token": "<mask>", "pad_token": "<pad>",
-              "sep_token": "</s>", "unk_token": "<unk>", "model_max_length": 512, "tokenizer_class": "XLMRobertaTokenizer"}
+              "sep_token": "</s>", "unk_token": "<unk>", "model_max_length": max_len, "tokenizer_class": "XLMRobertaTokenizer"}
     with open(os.path.join(out, "tokenizer_config.json"), "w", encoding="utf-8") as f:
         json.dump(config, f, indent=1)
     print(f"{len(vocab)} pieces, charsmap {len(proto.normalizer_spec.precompiled_charsmap)} bytes", file=sys.stderr)
 
 
-def main():
-    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "tests", "fixtures", "tokenizer", "unigram")
-    os.makedirs(out, exist_ok=True)
+def train(vocab_size):
+    """SentencePiece Unigram (nmt_nfkc) trained on the STS-B dev text; returns the ModelProto."""
     with tempfile.TemporaryDirectory() as tmp:
         text = os.path.join(tmp, "stsb.txt")
         with open(text, "w", encoding="utf-8") as f:
@@ -66,13 +65,19 @@ def main():
             sys.exit(f"only {n} sentences found under {STSB}")
         prefix = os.path.join(tmp, "unigram")
         spm.SentencePieceTrainer.train(
-            input=text, model_prefix=prefix, model_type="unigram", vocab_size=6000, hard_vocab_limit=False,
+            input=text, model_prefix=prefix, model_type="unigram", vocab_size=vocab_size, hard_vocab_limit=False,
             normalization_rule_name="nmt_nfkc", character_coverage=0.9995, seed_sentencepiece_size=200000,
             num_threads=1, minloglevel=2)
         proto = spm_pb2.ModelProto()
         with open(prefix + ".model", "rb") as f:
             proto.ParseFromString(f.read())
-    build(proto, out)
+    return proto
+
+
+def main():
+    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "tests", "fixtures", "tokenizer", "unigram")
+    os.makedirs(out, exist_ok=True)
+    build(train(6000), out)
     print("wrote", out, file=sys.stderr)
 
 

@@ -1,0 +1,145 @@
+// BGE-M3 read-outs (see readout.h). Products are accumulated in double: the heads are a few dot
+// products per token, next to the forward pass, so exactness costs nothing measurable.
+#include "engine/readout.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "base/error.h"
+#include "engine/arch/spec.h"
+#include "gguf/quants.h"
+#include "gguf/types.h"
+
+namespace embed {
+namespace {
+
+// Tensor `name` as f32 rows x cols (GGUF ne {cols, rows}); `rows` 0 = any (returned through it).
+std::vector<float> read_f32(const gguf::File& f, const std::string& name, int64_t cols, int64_t* rows) {
+  const gguf::TensorInfo* t = f.find_tensor(name);
+  if (!t) fail(ErrorKind::Format, f.path() + ": tensor '" + name + "' missing");
+  const int64_t want_rows = *rows;
+  if (t->ne[0] != cols || t->ne[2] != 1 || t->ne[3] != 1 || (want_rows > 0 && t->ne[1] != want_rows) || t->ne[1] < 1 ||
+      t->ne[1] > (int64_t(1) << 16))
+    fail(ErrorKind::Format, f.path() + ": tensor '" + name + "' has shape " + t->shape_string() + "; expected {" + std::to_string(cols) +
+                                ", " + (want_rows > 0 ? std::to_string(want_rows) : std::string("dim")) + "}");
+  if (!gguf::can_dequantize(t->type))
+    fail(ErrorKind::Unsupported, f.path() + ": tensor '" + name + "' has type " + gguf::type_name(t->type) + ", which is not decoded");
+  *rows = t->ne[1];
+  std::vector<float> out(static_cast<size_t>(cols * *rows));
+  const size_t rb = gguf::row_bytes(t->type, cols);
+  for (int64_t r = 0; r < *rows; r++) gguf::dequantize_row(t->type, t->data + r * rb, out.data() + r * cols, cols);
+  return out;
+}
+
+void check_formula(const gguf::File& f, const std::string& key, const char* head) {
+  if (!f.has(key))
+    fail(ErrorKind::Unsupported, f.path() + ": " + head + ".* without " + key + ": which formula applies is unknown (embed computes '" +
+                                     arch::kM3Formula + "'), refused rather than guessed");
+  const std::string formula = f.get<std::string>(key);
+  if (formula != arch::kM3Formula)
+    fail(ErrorKind::Unsupported, f.path() + ": " + key + " '" + formula + "' is not supported (only '" + arch::kM3Formula + "')");
+}
+
+}  // namespace
+
+std::optional<ReadoutHeads> ReadoutHeads::from_gguf(const gguf::File& f, const std::string& arch, int64_t d_model) {
+  const std::string sparse = std::string(arch::kSparseHead), colbert = std::string(arch::kColbertHead);
+  const bool has_sparse = f.find_tensor(sparse + ".weight") || f.find_tensor(sparse + ".bias");
+  const bool has_colbert = f.find_tensor(colbert + ".weight") || f.find_tensor(colbert + ".bias");
+  if (!has_sparse && !has_colbert) return std::nullopt;
+  ReadoutHeads h;
+  h.d_model_ = d_model;
+  if (has_sparse) {
+    check_formula(f, arch + "." + arch::kSparseFormulaKey, arch::kSparseHead);
+    int64_t one = 1;
+    h.sparse_w_ = read_f32(f, sparse + ".weight", d_model, &one);
+    const std::vector<float> b = read_f32(f, sparse + ".bias", 1, &one);
+    h.sparse_b_ = b[0];
+  }
+  if (has_colbert) {
+    check_formula(f, arch + "." + arch::kColbertFormulaKey, arch::kColbertHead);
+    int64_t dim = 0, one = 0;
+    h.colbert_w_ = read_f32(f, colbert + ".weight", d_model, &dim);
+    h.colbert_b_ = read_f32(f, colbert + ".bias", dim, &one);
+    if (one != 1) fail(ErrorKind::Format, f.path() + ": tensor '" + colbert + ".bias' is not one row of " + std::to_string(dim));
+    h.colbert_dim_ = dim;
+  }
+  return h;
+}
+
+SparseRow ReadoutHeads::sparse(const float* hidden, const int32_t* ids, int64_t n, const std::vector<int32_t>& dropped) const {
+  EMBED_CHECK(has_sparse(), "sparse read-out without a sparse head");
+  std::map<int32_t, float> best;
+  for (int64_t t = 0; t < n; t++) {
+    if (std::find(dropped.begin(), dropped.end(), ids[t]) != dropped.end()) continue;
+    double s = sparse_b_;
+    const float* h = hidden + t * d_model_;
+    for (int64_t i = 0; i < d_model_; i++) s += double(sparse_w_[static_cast<size_t>(i)]) * h[i];
+    const float w = static_cast<float>(s);  // relu: only positive weights are kept
+    if (!(w > 0)) continue;
+    auto [it, fresh] = best.emplace(ids[t], w);
+    if (!fresh) it->second = std::max(it->second, w);
+  }
+  SparseRow r;
+  for (const auto& [id, w] : best) r.ids.push_back(id), r.weights.push_back(w);
+  return r;
+}
+
+MultiVectorRow ReadoutHeads::colbert(const float* hidden, int64_t n) const {
+  EMBED_CHECK(has_colbert(), "ColBERT read-out without a ColBERT head");
+  MultiVectorRow r;
+  r.rows = std::max<int64_t>(n - 1, 0);
+  r.cols = colbert_dim_;
+  r.data.resize(static_cast<size_t>(r.rows * r.cols));
+  std::vector<double> v(static_cast<size_t>(colbert_dim_));
+  for (int64_t t = 1; t < n; t++) {
+    const float* h = hidden + t * d_model_;
+    double norm = 0;
+    for (int64_t o = 0; o < colbert_dim_; o++) {
+      const float* w = colbert_w_.data() + o * d_model_;
+      double s = colbert_b_[static_cast<size_t>(o)];
+      for (int64_t i = 0; i < d_model_; i++) s += double(w[i]) * h[i];
+      v[static_cast<size_t>(o)] = s;
+      norm += s * s;
+    }
+    // torch.nn.functional.normalize: x / max(||x||, 1e-12).
+    norm = std::max(std::sqrt(norm), 1e-12);
+    float* out = r.data.data() + (t - 1) * colbert_dim_;
+    for (int64_t o = 0; o < colbert_dim_; o++) out[o] = static_cast<float>(v[static_cast<size_t>(o)] / norm);
+  }
+  return r;
+}
+
+double sparse_score(const SparseRow& q, const SparseRow& d) {
+  double s = 0;
+  size_t j = 0;
+  for (size_t i = 0; i < q.ids.size(); i++) {
+    while (j < d.ids.size() && d.ids[j] < q.ids[i]) j++;
+    if (j < d.ids.size() && d.ids[j] == q.ids[i]) s += double(q.weights[i]) * d.weights[j];
+  }
+  return s;
+}
+
+double colbert_score(const MultiVectorRow& q, const MultiVectorRow& d) {
+  if (q.rows == 0 || d.rows == 0 || q.cols != d.cols) return 0;
+  double total = 0;
+  for (int64_t i = 0; i < q.rows; i++) {
+    double best = -INFINITY;
+    for (int64_t j = 0; j < d.rows; j++) {
+      double s = 0;
+      for (int64_t k = 0; k < q.cols; k++) s += double(q.row(i)[k]) * d.row(j)[k];
+      best = std::max(best, s);
+    }
+    total += best;
+  }
+  return total / static_cast<double>(q.rows);
+}
+
+double hybrid_score(double dense, double sparse, double colbert, const double weights[3]) {
+  const double sum = weights[0] + weights[1] + weights[2];
+  if (!(sum > 0)) fail(ErrorKind::InvalidArgument, "hybrid score weights must add up to more than 0");
+  return (weights[0] * dense + weights[1] * sparse + weights[2] * colbert) / sum;
+}
+
+}  // namespace embed
