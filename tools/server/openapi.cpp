@@ -126,6 +126,7 @@ std::string openapi_document(const std::string& model_name) {
   paths["/v1/models"] = get("OpenAI model list", "{object: list, data: [{id, object: model}]}");
   paths["/metrics"] = get("Prometheus metrics", "text/plain exposition format");
   paths["/openapi.json"] = get("this document", "OpenAPI 3.0");
+  paths["/"] = get("the playground page (HTML; open without --api-key, its calls send the key typed in)", "text/html");
   return json{{"openapi", "3.0.3"},
               {"info", {{"title", "embed serve"}, {"version", "0.1.0"}, {"description", "Embeddings and reranking with " + model_name}}},
               {"paths", paths},
