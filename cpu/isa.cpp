@@ -60,12 +60,14 @@ const CpuFeatures& cpu_features() {
     __builtin_cpu_init();
     c.avx2 = __builtin_cpu_supports("avx2");
     c.fma = __builtin_cpu_supports("fma");
-    c.f16c = __builtin_cpu_supports("f16c");
+    unsigned a = 0, b = 0, cx = 0, d = 0;
+    // F16C is CPUID leaf 1, ECX bit 29: clang 14's __builtin_cpu_supports does not know "f16c"
+    // (the fuzz build, tools/fuzz, compiles this file with clang).
+    if (__get_cpuid(1, &a, &b, &cx, &d)) c.f16c = (cx >> 29) & 1;
     c.avx512f = __builtin_cpu_supports("avx512f");
     c.avx512bw = __builtin_cpu_supports("avx512bw");
     c.avx512vl = __builtin_cpu_supports("avx512vl");
     c.avx512dq = __builtin_cpu_supports("avx512dq");
-    unsigned a = 0, b = 0, cx = 0, d = 0;
     if (__get_cpuid_count(7, 1, &a, &b, &cx, &d)) c.avx512bf16 = (a >> 5) & 1;
     if (__get_cpuid_count(7, 0, &a, &b, &cx, &d)) {
       c.avx512vnni = (cx >> 11) & 1;

@@ -9,6 +9,8 @@ packages=(
   libboost-dev libcpp-httplib-dev    # embed serve (Boost.Beast) and its tests (cpp-httplib client)
   libcurl4-openssl-dev openssl       # models by name from the Hugging Face Hub (source/http.cpp); TLS test certificates
   clang libclang-rt-14-dev          # libFuzzer + sanitizers for tools/fuzz
+  chromium chromium-driver python3-selenium   # the playground page's browser test (tests/server/playground_test.py)
+  wrk                                # the server's load tests (tools/server/bench, tests/server/abuse_test.py)
   python3 python3-venv python3-pip python3-dev unzip   # python3-dev: the Python module (pyproject.toml)
 )
 

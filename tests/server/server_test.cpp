@@ -274,7 +274,7 @@ TEST_CASE("tokenize, decode, info, models, metrics, openapi and health", "[serve
   REQUIRE(api);
   const json doc = json::parse(api->body);
   for (const char* path : {"/v1/embeddings", "/embeddings", "/embed", "/embed_all", "/embedding", "/rerank", "/v1/rerank", "/tokenize",
-                           "/decode", "/info", "/health", "/metrics", "/v1/models", "/openapi.json"})
+                           "/decode", "/info", "/health", "/metrics", "/v1/models", "/openapi.json", "/"})
     CHECK(doc.at("paths").contains(path));
 }
 
@@ -365,6 +365,19 @@ TEST_CASE("every error code, with the field and index named", "[server]") {
   for (int i = 0; i < 100; i++) long_text += "word ";
   expect_error(c, "/embed", json{{"inputs", {"short", long_text}}}.dump(), 413, "Validation", "inputs", 1);
   expect_error(c, "/embed", json{{"inputs", std::string(30000, 'a')}}.dump(), 413, "Validation");  // body over --payload-limit
+  {  // --max-request-tokens: two inputs fit it exactly, one more token is refused
+    std::string text;
+    for (int i = 0; i < 12; i++) text += "word ";
+    const size_t n = post(c, "/tokenize", {{"inputs", {text}}})[0].size(), x = post(c, "/tokenize", {{"inputs", {"x"}}})[0].size();
+    REQUIRE(n <= 32);
+    ServerProcess bounded(kBert, {"--max-input-tokens", "32", "--max-request-tokens", std::to_string(2 * n)});
+    REQUIRE(bounded.running());
+    auto cb = bounded.client();
+    CHECK(post(cb, "/embed", {{"inputs", {text, text}}}).size() == 2);
+    const json e = expect_error(cb, "/embed", json{{"inputs", {text, text, "x"}}}.dump(), 413, "Validation", "inputs");
+    CHECK_THAT(e.at("error").get<std::string>(), Catch::Contains(std::to_string(2 * n + x) + " tokens in all, more than this server's "
+                                                                 "--max-request-tokens " + std::to_string(2 * n)));
+  }
   CHECK(post(c, "/embed", {{"inputs", long_text}, {"truncate", true}}).size() == 1);
   auto nf = c.Get("/no/such/route");
   REQUIRE(nf);
@@ -397,6 +410,7 @@ TEST_CASE("every error code, with the field and index named", "[server]") {
   CHECK(ck.Get("/info")->status == 401);
   CHECK(ck.Get("/health")->status == 200);
   CHECK(ck.Get("/metrics")->status == 200);
+  CHECK(ck.Get("/")->status == 200);  // the playground page: its calls send the key typed into it
   auto ok = ck.Post("/embed", httplib::Headers{{"Authorization", "Bearer sekret"}}, R"({"inputs": "a"})", "application/json");
   REQUIRE(ok);
   CHECK(ok->status == 200);
@@ -543,6 +557,82 @@ TEST_CASE("slow, truncated and vanishing clients cost bounded time and disturb n
   CHECK(c.Get("/health")->status == 200);
   const std::string metrics = c.Get("/metrics")->body;
   CHECK_THAT(metrics, Catch::Contains("embed_requests_inside 0"));
+}
+
+namespace {
+
+// Reads from a raw connection until the peer closes it (or `seconds` pass); returns what came.
+std::string read_until_closed(int fd, double seconds, bool* closed) {
+  timeval tv{0, 100000};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  std::string got;
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  *closed = false;
+  while (std::chrono::steady_clock::now() < end) {
+    char buf[4096];
+    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n == 0) {
+      *closed = true;
+      break;
+    }
+    if (n > 0) got.append(buf, static_cast<size_t>(n));
+  }
+  return got;
+}
+
+size_t count_of(const std::string& s, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) n++;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("connection bounds: keep-alive requests and idle time, open connections, header size", "[server]") {
+  ServerProcess s(kBert, {"--keep-alive-requests", "3", "--keep-alive-timeout", "1", "--read-timeout", "10", "--max-connections", "4"});
+  REQUIRE(s.running());
+  const std::string req = "POST /tokenize HTTP/1.1\r\nHost: x\r\nContent-Length: 15\r\n\r\n{\"inputs\": \"a\"}";
+  // Three requests pipelined on one connection: three answers, the third says Connection: close,
+  // and the server closes the connection; a fourth request on it gets nothing.
+  const int fd = connect_raw(s.port());
+  const std::string four = req + req + req + req;
+  REQUIRE(::send(fd, four.data(), four.size(), 0) == static_cast<ssize_t>(four.size()));
+  bool closed = false;
+  const std::string got = read_until_closed(fd, 5, &closed);
+  ::close(fd);
+  CHECK(closed);
+  CHECK(count_of(got, "HTTP/1.1 200 OK") == 3);
+  CHECK(count_of(got, "Connection: close") == 1);
+  // An idle keep-alive connection is closed after --keep-alive-timeout (1 s), well before the
+  // --read-timeout (10 s) that bounds one request's arrival.
+  const int idle = connect_raw(s.port());
+  REQUIRE(::send(idle, req.data(), req.size(), 0) == static_cast<ssize_t>(req.size()));
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string one = read_until_closed(idle, 8, &closed);
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ::close(idle);
+  CHECK(closed);
+  CHECK(count_of(one, "HTTP/1.1 200 OK") == 1);
+  CHECK(waited > 0.9);
+  CHECK(waited < 3.0);
+  // --max-connections 4: four open connections are served, the fifth is answered 503 and closed.
+  std::vector<int> held;
+  for (int k = 0; k < 4; k++) held.push_back(connect_raw(s.port()));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // accepted: they count as open
+  const int fifth = connect_raw(s.port());
+  const std::string refused = read_until_closed(fifth, 5, &closed);
+  ::close(fifth);
+  CHECK(closed);
+  CHECK_THAT(refused, Catch::StartsWith("HTTP/1.1 503"));
+  CHECK_THAT(refused, Catch::Contains("too many open connections"));
+  for (int h : held) ::close(h);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  // Headers over 16 KiB: 431.
+  auto c = s.client();
+  auto big = c.Post("/tokenize", httplib::Headers{{"X-Filler", std::string(20000, 'h')}}, R"({"inputs": "a"})", "application/json");
+  REQUIRE(big);
+  CHECK(big->status == 431);
+  CHECK(c.Get("/health")->status == 200);
 }
 
 TEST_CASE("thousands of malformed bodies, then /health still answers 200", "[server][fuzz]") {

@@ -206,10 +206,13 @@ struct ServeCommand {
   bool auto_truncate = false;
   bool split_special = false;  // special-token text in every request is plain text
   int64_t max_input_tokens = 0;          // 0: the model's context length
+  int64_t max_request_tokens = 0;        // 0: no bound beyond max_client_batch_size x max_input_tokens
   int64_t interactive_tokens = 512;
   std::string api_key;
   std::string cors;
   double read_timeout = 30;
+  double keep_alive_timeout = 30;        // idle seconds between the requests of a connection
+  size_t keep_alive_requests = 1000;     // requests per connection
   size_t max_connections = 0;            // 0: max_concurrent_requests + 64
   double drain_timeout = 60;
   // Defaults of every embedding request (a request's own fields win; docs/server.md).

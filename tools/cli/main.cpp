@@ -354,10 +354,13 @@ int serve_main(int argc, char** argv) {
   app.add_flag("--auto-truncate", o.auto_truncate, "Truncate long inputs when a request does not say (default: 413)");
   app.add_flag("--split-special", o.split_special, kSplitSpecialHelp);
   app.add_option("--max-input-tokens", o.max_input_tokens, "Tokens per input (default: the model's context length)");
+  app.add_option("--max-request-tokens", o.max_request_tokens, "Tokens of all inputs of a request; more get 413 (default: no bound but inputs x tokens per input)");
   app.add_option("--interactive-tokens", o.interactive_tokens, "Requests of at most this many tokens skip ahead of bulk ones")->capture_default_str();
   app.add_option("--api-key", o.api_key, "Require 'Authorization: Bearer KEY' (not on /health and /metrics)");
   app.add_option("--cors", o.cors, "Allow browsers from this origin ('*' for any)");
-  app.add_option("--read-timeout", o.read_timeout, "Seconds to receive a whole request (slow or idle clients are closed)")->capture_default_str();
+  app.add_option("--read-timeout", o.read_timeout, "Seconds to receive a whole request, from its first byte (slower clients are closed)")->capture_default_str();
+  app.add_option("--keep-alive-timeout", o.keep_alive_timeout, "Seconds an idle connection waits for its next request")->capture_default_str();
+  app.add_option("--keep-alive-requests", o.keep_alive_requests, "Requests per connection (the last answer closes it)")->capture_default_str();
   app.add_option("--max-connections", o.max_connections, "Open connections (default: max-concurrent-requests + 64)");
   app.add_option("--drain-timeout", o.drain_timeout, "Seconds to finish requests in flight after SIGTERM")->capture_default_str();
   // Defaults of every embedding request; a request's own fields (precision, prompt_template,

@@ -151,7 +151,7 @@ void Api::dispatch(const std::shared_ptr<Call>& c) {
     return c->answer(std::move(r));
   }
   c->route = route->path;
-  if (!config_.api_key.empty() && q.path != "/health" && q.path != "/metrics" && !authorized(q.authorization, config_.api_key))
+  if (!config_.api_key.empty() && q.path != "/health" && q.path != "/metrics" && q.path != "/" && !authorized(q.authorization, config_.api_key))
     throw ApiError{401, "Unauthorized", "missing or wrong API key (Authorization: Bearer KEY)", "", -1};
   if (route->method == Method::Post) {
     try {
@@ -321,6 +321,12 @@ const std::vector<Route>& RouteTable::routes() {
       {"/api/ps", Method::Get, [](Api& a, C c) { a.ollama_list(c, true); }},
       {"/api/show", Method::Post, [](Api& a, C c) { a.ollama_show(c); }},
       {"/api/version", Method::Get, [](Api& a, C c) { a.ollama_version(c); }},
+      {"/", Method::Get, [](Api&, C c) {
+         HttpResponse r;
+         r.content_type = "text/html; charset=utf-8";
+         r.body = std::string(playground_page());
+         c->answer(std::move(r));
+       }},
   };
   return routes;
 }

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
+#include <string_view>
 
 #include "engine/api.h"
 #include "engine/scheduler.h"
@@ -27,6 +28,7 @@ struct ApiConfig {
   bool auto_truncate = false;           // truncate when a request does not say
   bool split_special = false;           // special-token text in inputs is plain text (--split-special)
   int64_t max_input_tokens = 0;         // per input; 0 = the model's context length
+  int64_t max_request_tokens = 0;       // all inputs of one request after tokenization (more: 413); 0 = no bound beyond inputs x per input
   std::string api_key;                  // empty: no authentication
   std::string cors_origin;              // empty: no CORS headers; "*" or one origin
   size_t payload_limit = 2000000;       // reported by /info (the transport enforces it)
@@ -97,5 +99,8 @@ class Api : public Handler {
 
 // The OpenAPI 3 document of every route (GET /openapi.json).
 std::string openapi_document(const std::string& model_name);
+
+// The playground page (GET /, tools/server/playground.html compiled in).
+std::string_view playground_page();
 
 }  // namespace embed::server

@@ -135,6 +135,11 @@ void Api::compute(const std::shared_ptr<Call>& c, const ResolvedRequest& rr, con
   }
   int64_t tokens = 0;
   for (const SequenceInput& s : t.seqs) tokens += static_cast<int64_t>(s.ids.size());
+  if (config_.max_request_tokens > 0 && tokens > config_.max_request_tokens)
+    throw ApiError{413, "Validation",
+                   std::string(field_name) + ": " + std::to_string(tokens) + " tokens in all, more than this server's --max-request-tokens " +
+                       std::to_string(config_.max_request_tokens),
+                   field_name, -1};
   const int64_t n_inputs = static_cast<int64_t>(t.seqs.size()), n_truncated = static_cast<int64_t>(t.truncated);
   const double tokenize_s = std::chrono::duration<double>(Clock::now() - start).count();
   auto done = [this, c, format = std::move(format), start, tokenize_s](JobOutcome o) {

@@ -49,6 +49,19 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
  private:
+  // Between requests of a keep-alive connection: wait at most keep_alive_timeout for the next
+  // request's first bytes (pipelined bytes already read go straight on), then read it whole
+  // within read_timeout. An idle client is closed without an answer.
+  void wait_next() {
+    if (buffer_.size() > 0) return read();
+    stream_.expires_after(millis(shared_.options.keep_alive_timeout));
+    stream_.async_read_some(buffer_.prepare(4096), [self = shared_from_this()](beast::error_code ec, size_t n) {
+      if (ec) return self->close();
+      self->buffer_.commit(n);
+      self->read();
+    });
+  }
+
   void read() {
     parser_.emplace();
     parser_->header_limit(static_cast<uint32_t>(shared_.options.header_limit));
@@ -67,7 +80,8 @@ class Session : public std::enable_shared_from_this<Session> {
     if (ec == http::error::partial_message) return close();  // truncated body: the client hung up
     if (ec) return refuse(400, "malformed HTTP request: " + ec.message());
     http::request<http::string_body> req = parser_->release();
-    keep_alive_ = req.keep_alive();
+    // The last request a connection may carry is answered with Connection: close.
+    keep_alive_ = req.keep_alive() && ++requests_ < shared_.options.keep_alive_requests;
     shared_.active++;
     counted_ = true;
     HttpRequest r;
@@ -127,7 +141,7 @@ class Session : public std::enable_shared_from_this<Session> {
       self->counted_ = false;
       if (ec) return self->close();
       if (!self->keep_alive_) return self->linger();
-      self->read();
+      self->wait_next();
     });
   }
 
@@ -165,6 +179,7 @@ class Session : public std::enable_shared_from_this<Session> {
   bool keep_alive_ = true;
   bool answered_ = true;
   bool counted_ = false;  // this request is counted in Shared::active
+  size_t requests_ = 0;   // requests read on this connection
   std::vector<char> drain_;
 };
 

@@ -43,8 +43,10 @@ struct HttpOptions {
   int port = 3000;                      // 0: any free port (see HttpServer::port)
   size_t payload_limit = 2000000;       // request body bytes (larger: 413)
   size_t header_limit = 16384;          // request line and headers (larger: 431)
-  double read_timeout = 30;             // seconds to receive one whole request (or idle keep-alive)
+  double read_timeout = 30;             // seconds to receive one whole request, from its first byte
   double write_timeout = 30;            // seconds to send one response
+  double keep_alive_timeout = 30;       // seconds an idle keep-alive connection waits for its next request
+  size_t keep_alive_requests = 1000;    // requests per connection; the last answer says Connection: close
   size_t max_connections = 1024;        // open connections (more: 503 and close)
   int threads = 2;                      // transport threads (parsing, tokenization)
 };

@@ -142,6 +142,7 @@ std::string openapi_document(const std::string& model_name) {
   paths["/api/tags"] = get("Ollama model list", "{models: [{name, model, modified_at, size, digest, details}]}");
   paths["/api/ps"] = get("Ollama loaded models", "{models: [{name, model, size, digest, details, expires_at, size_vram, context_length}]}");
   paths["/api/version"] = get("Ollama version route: embed's version", "{version}");
+  paths["/"] = get("the playground page (HTML; open without --api-key, its calls send the key typed in)", "text/html");
   return json{{"openapi", "3.0.3"},
               {"info", {{"title", "embed serve"}, {"version", "0.1.0"}, {"description", "Embeddings and reranking with " + model_name}}},
               {"paths", paths},

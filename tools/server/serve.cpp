@@ -27,9 +27,12 @@ void check_config(const ServeCommand& o, const ModelDescription& d, int64_t max_
   if (o.payload_limit < 64) bad("--payload-limit must be at least 64 bytes");
   if (o.http_threads < 1) bad("--http-threads must be at least 1");
   if (!(o.read_timeout > 0)) bad("--read-timeout must be positive");
+  if (!(o.keep_alive_timeout > 0)) bad("--keep-alive-timeout must be positive");
+  if (o.keep_alive_requests < 1) bad("--keep-alive-requests must be at least 1");
   if (o.max_input_tokens < 0 || o.max_input_tokens > d.n_ctx)
     bad("--max-input-tokens " + std::to_string(o.max_input_tokens) + " is outside 1.." + std::to_string(d.n_ctx) +
         " (the model's context length)");
+  if (o.max_request_tokens < 0) bad("--max-request-tokens must be positive (or 0: no bound)");
   if (o.max_batch_tokens < max_input)
     bad("--max-batch-tokens " + std::to_string(o.max_batch_tokens) + " is below the longest admissible input (" + std::to_string(max_input) +
         " tokens, --max-input-tokens): such an input could never be batched");
@@ -91,6 +94,7 @@ int run_serve(const ServeCommand& o) {
   ac.auto_truncate = o.auto_truncate;
   ac.split_special = o.split_special;
   ac.max_input_tokens = max_input;
+  ac.max_request_tokens = o.max_request_tokens;
   ac.api_key = o.api_key;
   ac.cors_origin = o.cors;
   ac.payload_limit = o.payload_limit;
@@ -116,6 +120,8 @@ int run_serve(const ServeCommand& o) {
   ho.payload_limit = o.payload_limit;
   ho.read_timeout = o.read_timeout;
   ho.write_timeout = o.read_timeout;
+  ho.keep_alive_timeout = o.keep_alive_timeout;
+  ho.keep_alive_requests = o.keep_alive_requests;
   ho.max_connections = o.max_connections > 0 ? o.max_connections : o.max_concurrent_requests + 64;
   ho.threads = o.http_threads;
   server::HttpServer http(ho, api);
