@@ -98,9 +98,9 @@ class CudaBackend final : public Backend {
 };
 
 CudaBackend::CudaBackend(const BackendOptions& o, const cudaDeviceProp& prop)
-    : device_(o.cuda_device), f32_math_(o.cuda_f32_math) {
+    : device_(o.cuda_device), f32_math_(o.compute_type == ComputeType::F32) {
   name_ = "cuda:" + std::to_string(device_) + " (" + prop.name + ", sm_" + std::to_string(prop.major) + std::to_string(prop.minor) +
-          (f32_math_ ? "; f32 math)" : "; tensor cores, 16-bit inputs)");
+          (f32_math_ ? "; compute f32)" : "; compute bf16: tensor cores, 16-bit inputs)");
   EMBED_CUDA_CHECK(cudaSetDevice(device_));
   EMBED_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   try {
@@ -261,7 +261,7 @@ void* CudaBackend::activation_scratch(size_t bytes) {
 
 void CudaBackend::matmul_tensor_cores(const MatmulArgs& a) {
 #if defined(EMBED_CUDA_EMULATE)
-  fail(ErrorKind::Unsupported, "the CPU emulator of the CUDA backend has no cuBLAS: f16/bf16 weights need cuda_f32_math = true");
+  fail(ErrorKind::Unsupported, "the CPU emulator of the CUDA backend has no cuBLAS: f16, bf16 and quantized weights in compute type bf16 need a GPU (compute type f32 runs them here)");
 #else
   const int64_t m = a.x.rows, k = a.x.cols, n = a.w.rows;
   if (m == 0 || n == 0) return;
@@ -312,6 +312,9 @@ bool cuda_device_available(std::string* why_not) {
 }
 
 std::unique_ptr<Backend> create_cuda_backend(const BackendOptions& options) {
+  // Refused before the device is looked at: the answer does not depend on which GPU is there.
+  if (options.compute_type == ComputeType::Int8)
+    fail(ErrorKind::Unsupported, "compute type int8 is not available on device cuda: it has no int8 kernels (f32 and bf16 are)");
   int count = 0;
   const cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess) {

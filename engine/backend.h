@@ -316,6 +316,9 @@ const char* cpu_isa_name(CpuIsa isa);
 // BF16: one bf16 product per pair, f32 accumulation (faster, a little further from the model).
 // Int8: 8-bit integer products for quantized weights with activations quantized per block, as
 // llama.cpp computes them (other weights as F32).
+// On CUDA: F32 computes everything in f32 (every weight widened to f32 at load); BF16 runs the
+// matmuls and attention on the tensor cores with 16-bit inputs (bf16 weights as bf16, f16 and
+// quantized ones as f16) and f32 accumulation; Int8 is refused (docs/cuda.md).
 enum class ComputeType { F32, BF16, Int8 };
 const char* compute_type_name(ComputeType t);
 
@@ -325,12 +328,6 @@ struct BackendOptions {
   CpuIsa cpu_isa = CpuIsa::Auto;  // CPU: kernel level (tests and benchmarks force one)
   ComputeType compute_type = ComputeType::F32;
   int cuda_device = 0;
-  // CUDA precision. false: the tensor cores do the matmuls (f16/bf16 weights as they are,
-  // quantized ones decoded to f16 once at load, activations rounded to the weight's type) and
-  // attention (q, k, v, probabilities in f16), accumulating in f32. true: every weight is widened
-  // to f32 at load and everything is computed in f32, like the CPU (slower, more memory; the
-  // kernel tests' tolerances assume it).
-  bool cuda_f32_math = false;
   // CPU: round activations the way llama.cpp's CPU backend does (8-bit blocks into quantized
   // matmuls, f16/bf16 into 16-bit ones, GELU from an f16 table; cpu/llama_cpp_rounding.h), for
   // vectors that match ones made with llama.cpp. Off: activations stay f32, closer to the model.

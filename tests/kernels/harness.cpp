@@ -15,7 +15,7 @@ namespace embed::test {
 // - default: the CPU fast path;
 // - EMBED_TEST_DEVICE_CUDA: the CUDA backend only, or nothing (with a warning) without a device;
 // - EMBED_TEST_DEVICE_CUDA_EMULATED: the CUDA backend's kernels run by the CPU emulator.
-// CUDA computes everything in f32 here (cuda_f32_math): these tests' tolerances are f32 ones; the
+// CUDA computes everything in f32 here (compute type f32, the default): these tests' tolerances are f32 ones; the
 // tensor-core paths have their own tests (tests/cuda/).
 std::vector<BackendUnderTest> backends_under_test(int cpu_threads) {
   std::vector<BackendUnderTest> out;
@@ -31,13 +31,13 @@ std::vector<BackendUnderTest> backends_under_test(int cpu_threads) {
   }
   BackendOptions o;
   o.device = Device::Cuda;
-  o.cuda_f32_math = true;
+  o.compute_type = ComputeType::F32;
   out.push_back({"cuda", create_backend(o)});
 #elif defined(EMBED_TEST_DEVICE_CUDA_EMULATED)
   (void)cpu_threads;
   BackendOptions o;
   o.device = Device::Cuda;
-  o.cuda_f32_math = true;
+  o.compute_type = ComputeType::F32;
   out.push_back({"cuda-emulated", cuda::create_cuda_backend(o)});
 #else
   // Every level this CPU runs, each forced by name (the kernel tables of cpu/kernel_table.cpp).

@@ -126,7 +126,7 @@ BackendOptions backend_options(const Config& c, bool f32_math) {
   BackendOptions o;
   if (c.on_cuda()) {
     o.device = Device::Cuda;
-    o.cuda_f32_math = f32_math;
+    o.compute_type = f32_math ? ComputeType::F32 : ComputeType::BF16;
   } else {
     o.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   }
@@ -135,7 +135,7 @@ BackendOptions backend_options(const Config& c, bool f32_math) {
 
 const char* math_label(const Config& c, bool f32_math) {
   if (!c.on_cuda()) return "cpu";
-  return f32_math ? "f32" : "tensor cores";
+  return f32_math ? "f32" : "bf16";
 }
 
 void bench_model(const Config& c, const std::string& label, const std::string& path, double peak_tflops, std::vector<Row>& rows,
@@ -175,7 +175,7 @@ void bench_model(const Config& c, const std::string& label, const std::string& p
   const RunOutput want = cpu_runner.run(seqs, o);
   for (bool f32_math : {false, true}) {
     Runner r(LoadedModel::load(path, backend_options(c, f32_math)), 0);
-    cosines.push_back({label, f32_math ? "f32" : "tensor cores", min_cosine(r.run(seqs, o), want), static_cast<int>(seqs.size())});
+    cosines.push_back({label, f32_math ? "f32" : "bf16", min_cosine(r.run(seqs, o), want), static_cast<int>(seqs.size())});
   }
 }
 
@@ -204,7 +204,7 @@ int main(int argc, char** argv) {
   app.add_option("--shapes", c.shapes, "batches as N_SEQSxLENGTH, comma-separated")->capture_default_str();
   app.add_option("--reps", c.reps, "timed runs per batch (median)")->check(CLI::Range(1, 1000))->capture_default_str();
   app.add_option("--gemm-size", c.gemm_size, "size of the bf16 GEMM that measures the ceiling")->check(CLI::Range(256, 16384));
-  app.add_flag("--f32", c.f32, "also time the f32 math mode (cuda_f32_math)");
+  app.add_flag("--f32", c.f32, "also time compute type f32 (the default is timed in bf16, the tensor cores)");
   app.add_flag("--cpu-check", c.cpu_check, "compare CUDA's vectors with the CPU path's (cosine)");
   CLI11_PARSE(app, argc, argv);
   try {
