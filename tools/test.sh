@@ -2,7 +2,9 @@
 # The whole test suite, exactly as CI runs it (README command 2, .ci/run):
 # install packages, build, fetch the real models into the cache, run every ctest label but
 # `cuda` (CUDA tests skip themselves without a GPU anyway), build the Python wheel and run its
-# tests, run the Ray Data path with that wheel on a local two-node Ray cluster, then run each fuzzer (the GGUF reader and the four tokenizers) for a minute.
+# tests, run the Ray Data path with that wheel on a local two-node Ray cluster, then run each fuzzer
+# (the GGUF reader, the four tokenizers, the torch.save reader and the five route families of the
+# server's requests) for a minute.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 

@@ -348,6 +348,8 @@ TEST_CASE("every error code, with the field and index named", "[server]") {
   auto c = s.client();
   expect_error(c, "/embed", "{\"inputs\": [\"a\",", 400, "InvalidJson");
   expect_error(c, "/embed", "{\"inputs\": \"bad \xff byte\"}", 400, "InvalidJson");
+  // A number beyond a double: nlohmann's parser throws out_of_range, not parse_error (request_tei_fuzz).
+  expect_error(c, "/embed", R"({"inputs": "a", "dimensions": 42949672961e4294967296})", 400, "InvalidJson");
   expect_error(c, "/embed", R"({"inputs": []})", 400, "Empty", "inputs");
   expect_error(c, "/embed", R"({"inputs": ["ok", ""]})", 400, "Empty", "inputs", 1);
   expect_error(c, "/rerank", R"({"query": "", "texts": ["a"]})", 400, "Empty", "query");

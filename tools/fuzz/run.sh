@@ -2,7 +2,8 @@
 # Builds the fuzzers (clang, libFuzzer + ASan + UBSan, in build-fuzz/) and runs each for SECONDS on
 # one core over its seeds plus a local working corpus (fuzz-corpus-work/<target>/): the GGUF reader,
 # the four tokenizers (their vocabularies come from tools/models.sh, as in the tests) and the
-# torch.save state-dict reader of BGE-M3's heads.
+# torch.save state-dict reader of BGE-M3's heads and the request decoding of the server's five route
+# families (over the committed tiny models).
 # Exits non-zero on any finding (crash, sanitizer report, timeout, out-of-memory, leak).
 #   tools/fuzz/run.sh SECONDS [TARGET...]   (default: every target)
 set -euo pipefail
@@ -11,7 +12,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 seconds="${1:?usage: tools/fuzz/run.sh SECONDS [TARGET...]}"
 shift
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(gguf_reader_fuzz tokenizer_wordpiece_fuzz tokenizer_bpe_fuzz tokenizer_spm_fuzz tokenizer_unigram_fuzz torch_state_fuzz)
+[ ${#targets[@]} -gt 0 ] || targets=(gguf_reader_fuzz tokenizer_wordpiece_fuzz tokenizer_bpe_fuzz tokenizer_spm_fuzz tokenizer_unigram_fuzz
+  torch_state_fuzz request_openai_fuzz request_tei_fuzz request_jina_fuzz request_llama_fuzz request_tokenize_fuzz)
 build="${EMBED_FUZZ_BUILD:-build-fuzz}"
 work="${EMBED_FUZZ_CORPUS:-fuzz-corpus-work}"
 
@@ -44,6 +46,11 @@ for target in "${targets[@]}"; do
     seeds="$build/torch-seeds"
     mkdir -p "$seeds"
     python3 tools/fuzz/make_torch_seed.py "$seeds/linear.pt"
+  elif [[ "$target" == request_* ]]; then
+    # A body per input (the first byte picks the route); the tiny models compute in milliseconds.
+    family="${target#request_}"
+    opts=(-rss_limit_mb=2048 -max_len=4096 -dict=tools/fuzz/request.dict)
+    seeds="tools/fuzz/requests/${family%_fuzz}"
   else
     # The vocabularies take ~0.5-1.5 GiB with ASan (Gemma's 262k pieces); -max_len covers long
     # words and whitespace runs; -timeout catches super-linear paths.

@@ -156,7 +156,7 @@ void Api::dispatch(const std::shared_ptr<Call>& c) {
   if (route->method == Method::Post) {
     try {
       c->body = json::parse(q.body);
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {  // parse_error, and out_of_range for a number beyond a double (found by request_tei_fuzz)
       throw ApiError{400, "InvalidJson", std::string("the body is not valid JSON (UTF-8): ") + e.what(), "", -1};
     }
     if (!c->body.is_object()) throw ApiError{422, "Validation", "the body must be a JSON object", "", -1};
