@@ -100,6 +100,7 @@ struct ModelTensors {
 enum class Dim : uint8_t {
   One,
   DModel, DFF, QRows, KVRows, DHead, Ctx,
+  QkvRows,   // a fused attn_qkv: q_rows + 2 kv_rows (split into the q/k/v slots at load)
   Vocab,     // rows of the embedding table (the vocabulary)
   Free,      // any size up to the model-dimension limit, read from the tensor (cls rows)
   Types,     // token types (1..16)
