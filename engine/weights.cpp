@@ -19,7 +19,7 @@ const gguf::TensorInfo& WeightLoader::find(const std::string& name) const {
   return *t;
 }
 
-Tensor WeightLoader::load(const gguf::TensorInfo& t, int64_t rows, int64_t cols, Op op) {
+Tensor WeightLoader::load(const gguf::TensorInfo& t, int64_t rows, int64_t cols, Op op, int64_t r0, int64_t n) {
   const WeightUse use = op == Op::Matmul ? WeightUse::Matmul : WeightUse::Gather;
   // 2-D expectation {cols, rows} in ggml order; 1-D tensors are {cols} with rows == 1.
   const bool shape_ok = t.ne[0] == cols && t.ne[1] * t.ne[2] * t.ne[3] == rows && t.ne[2] == 1 && t.ne[3] == 1;
@@ -31,15 +31,22 @@ Tensor WeightLoader::load(const gguf::TensorInfo& t, int64_t rows, int64_t cols,
     fail(ErrorKind::Unsupported, f_.path() + ": tensor '" + t.name + "' has type " + gguf::type_name(t.type) + ", which the " +
                                      b_.name() + " backend cannot use for " + op_name(op));
   Tensor host{const_cast<uint8_t*>(t.data), *dt, Device::Cpu, rows, cols};
+  const bool slice = n >= 0;
+  if (slice) host = host.slice_rows(r0, n);
   Tensor dev = b_.load_weight(host, use);
   if (dev.data != host.data || dev.packed) {
     loaded_.push_back(dev);
-    f_.release_pages(t.data, t.nbytes);  // the backend works from its own copy now
+    // The backend works from its own copy now (a slice: the other rows may still be loaded).
+    if (!slice) f_.release_pages(t.data, t.nbytes);
   }
   return dev;
 }
 
 Tensor WeightLoader::matrix(const std::string& name, int64_t out, int64_t in) { return load(find(name), out, in, Op::Matmul); }
+
+Tensor WeightLoader::matrix_rows(const std::string& name, int64_t out, int64_t in, int64_t r0, int64_t n) {
+  return load(find(name), out, in, Op::Matmul, r0, n);
+}
 
 Tensor WeightLoader::optional_matrix(const std::string& name, int64_t out, int64_t in) {
   return has(name) ? matrix(name, out, in) : Tensor{};

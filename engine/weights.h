@@ -27,6 +27,10 @@ class WeightLoader {
   // Matmul weight: GGUF dims {in, out} -> Tensor [out, in].
   Tensor matrix(const std::string& name, int64_t out, int64_t in);
   Tensor optional_matrix(const std::string& name, int64_t out, int64_t in);
+  // Rows [r0, r0 + n) of the matmul weight `name` ([out, in]) as a weight of their own, so that a
+  // backend that packs weights packs each slice whole (a fused attn_qkv split into q, k, v; a
+  // slice of one packed tensor would still point at the whole packing).
+  Tensor matrix_rows(const std::string& name, int64_t out, int64_t in, int64_t r0, int64_t n);
   // Norm weight or bias of n values -> f32 Tensor [1, n].
   Tensor vector(const std::string& name, int64_t n);
   Tensor optional_vector(const std::string& name, int64_t n);
@@ -39,7 +43,7 @@ class WeightLoader {
 
  private:
   const gguf::TensorInfo& find(const std::string& name) const;
-  Tensor load(const gguf::TensorInfo& t, int64_t rows, int64_t cols, Op op);
+  Tensor load(const gguf::TensorInfo& t, int64_t rows, int64_t cols, Op op, int64_t r0 = 0, int64_t n = -1);
   Tensor f32_weight(const gguf::TensorInfo& t, int64_t rows, int64_t cols);  // decoded to F32, WeightUse::Vector
 
   const gguf::File& f_;

@@ -33,10 +33,10 @@ blocks::AttentionWeights load_qkv(WeightLoader& w, const std::string& p, int64_t
   blocks::AttentionWeights a;
   if (w.has(p + "attn_qkv.weight")) {
     const int64_t total = q_rows + 2 * kv_rows;
-    const Tensor qkv = w.matrix(p + "attn_qkv.weight", total, d_model);
-    a.q = qkv.slice_rows(0, q_rows);
-    a.k = qkv.slice_rows(q_rows, kv_rows);
-    a.v = qkv.slice_rows(q_rows + kv_rows, kv_rows);
+    const std::string name = p + "attn_qkv.weight";
+    a.q = w.matrix_rows(name, total, d_model, 0, q_rows);
+    a.k = w.matrix_rows(name, total, d_model, q_rows, kv_rows);
+    a.v = w.matrix_rows(name, total, d_model, q_rows + kv_rows, kv_rows);
     const Tensor b = w.optional_vector(p + "attn_qkv.bias", total);
     if (!b.empty()) {
       const Tensor row = b.reshape(total, 1);  // slice as rows of one element, then back to [1, n]

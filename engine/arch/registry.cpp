@@ -9,7 +9,8 @@
   X(qwen3_spec)                \
   X(llama_spec)                \
   X(gemma3_spec)               \
-  X(gemma_embedding_spec)
+  X(gemma_embedding_spec)      \
+  X(nomic_bert_spec)
 
 namespace embed {
 namespace arch {

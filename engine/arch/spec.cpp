@@ -89,6 +89,7 @@ int64_t dim_size(Dim d, const ArchParams& p) {
     case Dim::DFF: return p.d_ff;
     case Dim::QRows: return p.q_rows();
     case Dim::KVRows: return p.kv_rows();
+    case Dim::QkvRows: return p.q_rows() + 2 * p.kv_rows();
     case Dim::DHead: return p.d_head;
     case Dim::Ctx: return p.n_ctx;
     case Dim::Heads: return p.n_heads;
@@ -188,6 +189,13 @@ ModelTensors load_tensors(WeightLoader& w, const ArchSpec& spec, const ArchParam
     }
     return Tensor{};
   };
+  // A required entry without a slot is read by the code around this (a fused attn_qkv, split
+  // below): it must still be in the file.
+  for (const WeightSpec& e : spec.weights)
+    if (e.required && !e.global && !e.layer)
+      for (int64_t l = 0; l < (e.per_layer() ? p.n_layers : 1); l++)
+        if (const std::string name = layer_name(e.name, l); !w.has(name))
+          fail(ErrorKind::Format, f.path() + ": missing tensor '" + name + "'");
   for (const WeightSpec& e : spec.weights)
     if (e.global) t.*e.global = load(e, e.name);
   for (int64_t l = 0; l < p.n_layers; l++) {

@@ -120,6 +120,7 @@ enum class Dim : uint8_t {
   DModel, DFF, QRows, KVRows, DHead, Ctx,
   Heads,     // attention heads
   Buckets,   // relative-position buckets (n_rel_buckets)
+  QkvRows,   // a fused attn_qkv: q_rows + 2 kv_rows (split into the q/k/v slots at load)
   Vocab,     // rows of the embedding table (the vocabulary)
   Free,      // any size up to the model-dimension limit, read from the tensor (cls rows)
   Types,     // token types (1..16)

@@ -221,6 +221,37 @@ TEST_CASE("convert: Gemma settings the GGUF cannot express are refused", "[conve
   }
 }
 
+TEST_CASE("convert: nomic-bert settings the forward does not run are refused", "[convert]") {
+  ScratchDir scratch;
+  const fs::path dir = copy_fixture(scratch, "nomic-bert-tiny");
+  SECTION("dynamic NTK rope scaling (nomic's opt-in for 8192 tokens)") {
+    edit_config(dir, [](nlohmann::json& c) { c["rotary_scaling_factor"] = 2; });
+    const Error e = convert_error(dir);
+    CHECK(e.kind() == ErrorKind::Unsupported);
+    CHECK_THAT(e.what(), Catch::Contains("rotary_scaling_factor = 2") && Catch::Contains("nomic-bert"));
+  }
+  SECTION("interleaved rope pairs") {
+    edit_config(dir, [](nlohmann::json& c) { c["rotary_emb_interleaved"] = true; });
+    CHECK_THAT(convert_error(dir).what(), Catch::Contains("rotary_emb_interleaved = true"));
+  }
+  SECTION("rope on part of the head") {
+    edit_config(dir, [](nlohmann::json& c) { c["rotary_emb_fraction"] = 0.5; });
+    CHECK_THAT(convert_error(dir).what(), Catch::Contains("rotary_emb_fraction = 0.5"));
+  }
+  SECTION("pre-norm blocks") {
+    edit_config(dir, [](nlohmann::json& c) { c["prenorm"] = true; });
+    CHECK_THAT(convert_error(dir).what(), Catch::Contains("prenorm = true"));
+  }
+  SECTION("the mixture-of-experts variant") {
+    edit_config(dir, [](nlohmann::json& c) { c["moe_every_n_layers"] = 2; });
+    CHECK_THAT(convert_error(dir).what(), Catch::Contains("moe_every_n_layers = 2"));
+  }
+  SECTION("a GELU MLP") {
+    edit_config(dir, [](nlohmann::json& c) { c["activation_function"] = "gelu"; });
+    CHECK_THAT(convert_error(dir).what(), Catch::Contains("activation_function = \"gelu\""));
+  }
+}
+
 TEST_CASE("convert: weight problems name the tensor", "[convert]") {
   ScratchDir scratch;
   const fs::path dir = copy_fixture(scratch, "qwen2-tiny");

@@ -26,6 +26,7 @@
 #include "gguf/file.h"
 #include "tools/convert/convert.h"
 #include "convert_test_util.h"
+#include "tests/cpuinfo_flags.h"
 
 using namespace embed;
 using namespace embed::convert;
@@ -183,7 +184,8 @@ std::string check_case(const nlohmann::json& ref, OutType type, const fs::path& 
     check_stats(same, b, tag + " " + v["label"].get<std::string>() + " (same ids)");
     // End to end: the GGUF's vocabulary tokenizes the texts, its prompt keys give the prompt
     // (Request::prompt_name looks it up in the file, as --prompt-name does).
-    if (ref["reference"] == "sentence-transformers") {
+    // (A family with its own PyTorch reference in refgen says "pipeline": "sentence-transformers".)
+    if (ref["reference"] == "sentence-transformers" || ref.value("pipeline", std::string()) == "sentence-transformers") {
       Request r;
       r.normalize = normalized ? 2 : -1;
       if (v["prompt_name"].is_null()) {
@@ -216,7 +218,75 @@ std::string check_case(const nlohmann::json& ref, OutType type, const fs::path& 
   return f.get<std::string>("general.architecture");
 }
 
+// The rotary families (their own forward and rope): their cases, whose references are this
+// project's own (tools/refgen/nomic_bert_ref.py).
+const char* const kRotaryCases[] = {"nomic-bert-tiny"};
+
+fs::path convert_f32(const std::string& name, const ScratchDir& dir) {
+  ConvertOptions o;
+  o.model_dir = (fixtures_dir() / name).string();
+  o.out_path = (dir.path() / (name + ".gguf")).string();
+  o.type = OutType::F32;
+  convert_hf_to_gguf(o);
+  return o.out_path;
+}
+
+// Pooled (and, for a normalized model, unit) vectors of one variant's ids on `model`.
+Stats same_ids_stats(const std::shared_ptr<const Model>& model, const nlohmann::json& v, bool normalized) {
+  Context ctx(model, 2);
+  TokenBatch batch;
+  for (size_t i = 0; i < v["ids"].size(); i++) batch.add(static_cast<int32_t>(i), v["ids"][i].get<std::vector<int32_t>>());
+  Request raw;
+  raw.normalize = -1;
+  auto out = ctx.run(batch, raw);
+  REQUIRE(out.ok());
+  Stats s;
+  for (size_t i = 0; i < v["ids"].size(); i++) {
+    const float* got = out.value().pooled(static_cast<int32_t>(i));
+    const size_t n = static_cast<size_t>(out.value().pooled_dim());
+    s.add(normalized ? unit(got, n) : std::vector<float>(got, got + n), v["vectors"][i].get<std::vector<float>>());
+  }
+  return s;
+}
+
 }  // namespace
+
+TEST_CASE("rotary families: f32 equals the reference on every CPU level this machine runs", "[convert][vectors][rotary]") {
+  for (const char* name : kRotaryCases) {
+    const nlohmann::json ref = read_json(fixtures_dir() / "vectors" / (std::string(name) + ".json"));
+    ScratchDir dir;
+    const fs::path gguf_path = convert_f32(name, dir);
+    int levels = 0;
+    for (CpuIsa isa : {CpuIsa::Scalar, CpuIsa::Avx2, CpuIsa::Avx512, CpuIsa::Amx}) {
+      if (!embed::test::cpuinfo_supports(isa)) continue;
+      ModelOptions o{Device::Cpu, 2};
+      o.cpu_isa = isa;
+      auto model = Model::load(gguf_path.string(), o);
+      REQUIRE(model.ok());
+      CHECK(model.value()->describe().kernels == cpu_isa_name(isa));
+      for (const auto& v : ref["variants"])
+        check_stats(same_ids_stats(model.value(), v, ref["normalized"]), bound_for(OutType::F32),
+                    std::string(name) + " f32 " + cpu_isa_name(isa) + " " + v["label"].get<std::string>());
+      levels++;
+    }
+    CHECK(levels >= 2);  // scalar and at least AVX2 on every machine the project supports
+  }
+}
+
+// An 8192-token text (tests/convert/fixtures/long/<case>.json, tools/refgen/make_nomic_bert.py)
+// in one pass: the pooled vector equals the PyTorch reference's.
+TEST_CASE("rotary families: an 8192-token input in one pass equals the reference", "[convert][vectors][rotary][long]") {
+  for (const char* name : kRotaryCases) {
+    const nlohmann::json ref = read_json(fixtures_dir() / "long" / (std::string(name) + ".json"));
+    REQUIRE(ref["variants"][0]["ids"][0].size() == 8192);
+    ScratchDir dir;
+    auto model = Model::load(convert_f32(name, dir).string(), ModelOptions{Device::Cpu, 2});
+    REQUIRE(model.ok());
+    REQUIRE(model.value()->describe().n_ctx >= 8192);
+    check_stats(same_ids_stats(model.value(), ref["variants"][0], ref["normalized"]), bound_for(OutType::F32),
+                std::string(name) + " f32 8192 tokens");
+  }
+}
 
 TEST_CASE("converted tiny models give sentence-transformers' / transformers' outputs in every type", "[convert][vectors]") {
   for (const auto& entry : fs::directory_iterator(fixtures_dir() / "vectors")) {
