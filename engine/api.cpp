@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "engine/pipeline.h"
+#include "engine/executor.h"
 #include "engine/runner.h"
 #include "tokenizer/tokenizer.h"
 
@@ -29,7 +29,7 @@ Result<T> guarded(F&& body) {
   try {
     return body();
   } catch (const InputError& e) {
-    return Status{e.kind(), e.what(), e.index()};
+    return Status{e.kind(), e.what(), e.index(), e.code()};
   } catch (const Error& e) {
     return Status{e.kind(), e.what(), -1};
   } catch (const std::bad_alloc&) {
@@ -162,7 +162,7 @@ Result<Embeddings> Context::embed(const std::vector<std::string>& texts, const R
   return guarded<Embeddings>([&] {
     refuse_hidden_states(r);
     const ResolvedRequest rr = resolve_request(model_->describe(), r, Task::Embed);
-    return run_request(*runner_, rr, tokenize_texts(*model_, rr, texts), s);
+    return Executor(*runner_).run(rr, tokenize_texts(*model_, rr, texts), s);
   });
 }
 
@@ -171,7 +171,7 @@ Result<Embeddings> Context::embed(const std::vector<std::string>& texts, const s
   return guarded<Embeddings>([&] {
     refuse_hidden_states(r);
     const ResolvedRequest rr = resolve_request(model_->describe(), r, Task::Embed);
-    return run_request(*runner_, rr, tokenize_texts(*model_, rr, texts, &chunk_spans), s);
+    return Executor(*runner_).run(rr, tokenize_texts(*model_, rr, texts, &chunk_spans), s);
   });
 }
 
@@ -179,7 +179,7 @@ Result<Embeddings> Context::embed_ids(std::vector<std::vector<int32_t>> ids, con
   return guarded<Embeddings>([&] {
     refuse_hidden_states(r);
     const ResolvedRequest rr = resolve_request(model_->describe(), r, Task::Embed);
-    return run_request(*runner_, rr, sequences_from_ids(*model_, rr, std::move(ids)), s);
+    return Executor(*runner_).run(rr, sequences_from_ids(*model_, rr, std::move(ids)), s);
   });
 }
 
@@ -226,7 +226,7 @@ Result<std::vector<float>> Context::rerank(const std::string& query, const std::
   return guarded<std::vector<float>>([&] {
     refuse_hidden_states(r);
     const ResolvedRequest rr = resolve_request(model_->describe(), r, Task::Rerank);
-    const Embeddings e = run_request(*runner_, rr, tokenize_pairs(*model_, rr, query, documents), s);
+    const Embeddings e = Executor(*runner_).run(rr, tokenize_pairs(*model_, rr, query, documents), s);
     // The first output of the rank head: the score (P(yes) after the yes/no softmax).
     std::vector<float> scores(static_cast<size_t>(e.rows));
     for (int64_t i = 0; i < e.rows; i++) scores[i] = e.row(i)[0];

@@ -1,11 +1,11 @@
-// Tokenization and limits per request, batch planning, row finishing, and the batch loop of a
-// single request (Context::embed / rerank); the server's scheduler reuses all but the loop.
+// Tokenization and limits per request: texts, token ids and pairs into sequences.
 #include "engine/pipeline.h"
 
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 
+#include "engine/api.h"
 #include "engine/long_text.h"
 #include "tokenizer/tokenizer.h"
 
@@ -63,7 +63,7 @@ void refuse_empty(size_t i, const std::string& text, const char* what) {
 [[noreturn]] void too_long(size_t i, const char* what, size_t n, int64_t limit) {
   throw InputError(ErrorKind::InvalidArgument, static_cast<int64_t>(i),
                    std::string(what) + " has " + std::to_string(n) + " tokens, more than the limit of " + std::to_string(limit) + " tokens",
-                   /*too_long=*/true);
+                   StatusCode::InputTooLong);
 }
 
 void summarize_truncation(Tokenized& t, size_t n_inputs, int64_t limit, const char* what) {
@@ -216,164 +216,6 @@ PassOptions pass_options(const ResolvedRequest& r) {
   p.keep_hidden = r.hidden_states;
   p.kv = r.kv;
   return p;
-}
-
-std::vector<std::vector<size_t>> plan_batches(const std::vector<SequenceInput>& seqs, int64_t budget, int64_t max_seqs) {
-  std::vector<size_t> order(seqs.size());
-  std::iota(order.begin(), order.end(), size_t{0});
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return seqs[a].ids.size() > seqs[b].ids.size(); });
-  std::vector<std::vector<size_t>> batches;
-  int64_t used = 0;
-  for (size_t i : order) {
-    const int64_t n = static_cast<int64_t>(seqs[i].ids.size());
-    if (batches.empty() || used + n > budget || (max_seqs > 0 && static_cast<int64_t>(batches.back().size()) >= max_seqs)) {
-      batches.emplace_back();
-      used = 0;
-    }
-    batches.back().push_back(i);
-    used += n;
-  }
-  return batches;
-}
-
-void finish_rows(const float* in, int64_t rows, int64_t cols, const RowFinish& f, float* out) {
-  const int64_t dims = finished_width(cols, f);
-  EMBED_CHECK(dims > 0 && dims <= cols, "finish_rows: dims outside 1..cols");
-  const int p = f.normalize;
-  for (int64_t r = 0; r < rows; r++) {
-    const float* x = in + r * cols;
-    float* y = out + r * dims;
-    double norm = 1.0;
-    if (p == 0) {
-      double m = 0;
-      for (int64_t i = 0; i < dims; i++) m = std::max(m, std::fabs(static_cast<double>(x[i])));
-      norm = m / 32760.0;
-    } else if (p == 2) {
-      double s = 0;
-      for (int64_t i = 0; i < dims; i++) s += static_cast<double>(x[i]) * x[i];
-      norm = std::sqrt(s);
-    } else if (p > 0) {
-      double s = 0;
-      for (int64_t i = 0; i < dims; i++) s += std::pow(std::fabs(static_cast<double>(x[i])), p);
-      norm = std::pow(s, 1.0 / p);
-    }
-    const double inv = norm > 0 ? 1.0 / norm : 0.0;
-    // Forward in place is safe: y[i] is written after x[i] is read, and y <= x.
-    for (int64_t i = 0; i < dims; i++) y[i] = static_cast<float>(x[i] * inv);
-  }
-}
-
-namespace {
-
-// The output rows of a request whose sequences add to rows by RowParts (Tokenized::parts): the
-// weighted sums and weights, then the means, the model's projections (late chunking pooled token
-// rows itself) and the row finish.
-class RowSums {
- public:
-  RowSums(const Tokenized& t) : t_(t) {}
-  void add(const RunOutput& o, const std::vector<size_t>& batch, bool per_token) {
-    if (sums_.empty()) {
-      cols_ = o.cols;
-      sums_.assign(static_cast<size_t>(t_.n_rows * cols_), 0.0);
-      weights_.assign(static_cast<size_t>(t_.n_rows), 0.0);
-    }
-    for (size_t j = 0; j < batch.size(); j++) {
-      const int64_t base = per_token ? o.cu_seqlens[j] : static_cast<int64_t>(j);
-      for (const RowPart& p : t_.parts[batch[j]]) {
-        double* acc = sums_.data() + p.row * cols_;
-        for (int64_t k = p.from; k < p.to; k++) {
-          const float* x = o.pooled.data() + (base + k) * cols_;
-          for (int64_t c = 0; c < cols_; c++) acc[c] += static_cast<double>(p.weight) * x[c];
-        }
-        weights_[static_cast<size_t>(p.row)] += static_cast<double>(p.weight) * (p.to - p.from);
-      }
-    }
-  }
-  void finish(Runner& runner, const ResolvedRequest& r, Embeddings& out) const {
-    std::vector<float> rows(sums_.size());
-    for (size_t i = 0; i < rows.size(); i++) rows[i] = static_cast<float>(sums_[i] / weights_[i / static_cast<size_t>(cols_)]);
-    int64_t cols = cols_;
-    if (r.late_chunking) rows = runner.project(rows, t_.n_rows, &cols);
-    out.cols = finished_width(cols, r.finish);
-    out.data.resize(static_cast<size_t>(out.rows * out.cols));
-    finish_rows(rows.data(), t_.n_rows, cols, r.finish, out.data.data());
-  }
-
- private:
-  const Tokenized& t_;
-  int64_t cols_ = 0;
-  std::vector<double> sums_, weights_;
-};
-
-}  // namespace
-
-void quantize_output(Embeddings& e, const RowFinish& f) {
-  e.precision = f.precision;
-  if (f.precision == Precision::Float32) return;
-  e.code_bytes = code_bytes(f.precision, e.cols);
-  e.codes.resize(static_cast<size_t>(e.rows * e.code_bytes));
-  quantize_rows(e.data.data(), e.rows, e.cols, f.precision, f.ranges.get(), e.codes.data());
-  std::vector<float>().swap(e.data);
-}
-
-Embeddings run_request(Runner& runner, const ResolvedRequest& r, Tokenized t, const RunSettings& s) {
-  Embeddings out;
-  out.warnings = std::move(t.warnings);
-  out.truncated = t.truncated;
-  std::vector<SequenceInput>& seqs = t.seqs;
-  const PassOptions pass = pass_options(r);
-  const bool combined = !t.parts.empty();  // windows or chunks: rows are sums of parts
-  const bool per_token = pass.pooling == Pooling::None;
-  int64_t longest = 0;
-  for (const SequenceInput& q : seqs) longest = std::max(longest, static_cast<int64_t>(q.ids.size()));
-  if (combined) {
-    out.rows = t.n_rows;
-    out.n_tokens = t.input_tokens;
-    out.row_offsets = t.row_offsets;
-    out.spans = t.spans;
-  } else {
-    if (per_token) out.row_offsets.push_back(0);
-    for (const SequenceInput& q : seqs) {
-      const int64_t n = static_cast<int64_t>(q.ids.size());
-      out.n_tokens.push_back(static_cast<int32_t>(n));
-      if (per_token) out.row_offsets.push_back(out.row_offsets.back() + n);
-    }
-    out.rows = per_token ? out.row_offsets.back() : static_cast<int64_t>(seqs.size());
-  }
-  RowSums sums(t);
-  // A causal model runs a sequence longer than a pass in pieces with a KV cache (the same rows in
-  // bounded memory); a bidirectional one needs it whole, so its passes grow to the longest. So does
-  // KV-Embedding: its re-routing reads each sequence's last token, which only the last piece has.
-  const int64_t piece = s.batch_tokens > 0 ? s.batch_tokens : kDefaultBatchTokens;
-  const bool in_pieces = runner.model().info().causal && !pass.kv.on();
-  size_t done = 0;
-  for (const std::vector<size_t>& batch : plan_batches(seqs, in_pieces ? piece : std::max(longest, piece), s.batch_inputs)) {
-    std::vector<SequenceInput> part;
-    part.reserve(batch.size());
-    for (size_t i : batch) part.push_back(std::move(seqs[i]));
-    const bool long_one = part.size() == 1 && in_pieces && static_cast<int64_t>(part[0].ids.size()) > piece;
-    const RunOutput o = long_one ? runner.run_in_pieces(part[0], pass, piece) : runner.run(part, pass);
-    for (const std::string& w : o.warnings) add_warning(out.warnings, w);
-    if (combined) {
-      sums.add(o, batch, per_token);
-    } else {
-      if (out.data.empty()) {
-        out.cols = finished_width(o.cols, r.finish);
-        out.data.resize(static_cast<size_t>(out.rows * out.cols));
-      }
-      for (size_t j = 0; j < batch.size(); j++) {
-        const int64_t dst = per_token ? out.row_offsets[batch[j]] : static_cast<int64_t>(batch[j]);
-        const int64_t src = per_token ? o.cu_seqlens[j] : static_cast<int64_t>(j);
-        const int64_t n = per_token ? o.cu_seqlens[j + 1] - o.cu_seqlens[j] : 1;
-        finish_rows(o.pooled.data() + src * o.cols, n, o.cols, r.finish, out.data.data() + dst * out.cols);
-      }
-    }
-    done += batch.size();
-    if (s.progress) s.progress(done, seqs.size());
-  }
-  if (combined && !seqs.empty()) sums.finish(runner, r, out);
-  quantize_output(out, r.finish);
-  return out;
 }
 
 }  // namespace embed

@@ -1,32 +1,34 @@
-// The one path from inputs to rows, used by Context::embed, Context::rerank and the server's
-// scheduler: tokenization and length limits turn inputs into sequences (per request); forward
-// passes run sequences (possibly from many requests) that share PassOptions; finish_rows turns
-// each pooled row into the requested output (Matryoshka truncation, normalization), per row.
-// A row depends only on its own sequence and its request, never on what it was batched with.
+// Inputs of a request as sequences, for every front end: tokenization and length limits turn
+// texts, token ids or (query, document) pairs into sequences and the RowParts that say which rows
+// they add to (windows, late chunks). What runs them is engine/executor.h; what turns their pooled
+// outputs into rows is engine/row_assembly.h.
 #pragma once
 
 #include <functional>
 #include <string>
 #include <vector>
 
-#include "engine/api.h"
 #include "engine/request.h"
 #include "engine/runner.h"
+#include "engine/types.h"
 
 namespace embed {
 
-// An error about one input of a request: `index` is its position in the request; too_long()
-// when it is longer than the request's max_tokens and truncation was not asked for.
+class Model;  // engine/api.h
+
+// An error about one input of a request: `index` is its position in the request; code()
+// InputTooLong when it is longer than the request's max_tokens and truncation was not asked for.
 class InputError : public Error {
  public:
-  InputError(ErrorKind kind, int64_t index, const std::string& message, bool too_long = false)
-      : Error(kind, message), index_(index), too_long_(too_long) {}
+  InputError(ErrorKind kind, int64_t index, const std::string& message, StatusCode code = StatusCode::Other)
+      : Error(kind, message), index_(index), code_(code) {}
   int64_t index() const { return index_; }
-  bool too_long() const { return too_long_; }
+  StatusCode code() const { return code_; }
+  bool too_long() const { return code_ == StatusCode::InputTooLong; }
 
  private:
   int64_t index_;
-  bool too_long_;
+  StatusCode code_;
 };
 
 // Rows [from, to) of a sequence's pooled output (one row, or one per token with Pooling::None)
@@ -65,24 +67,5 @@ Tokenized sequences_from_ids(const Model& m, const ResolvedRequest& r, std::vect
 Tokenized tokenize_pairs(const Model& m, const ResolvedRequest& r, const std::string& query, const std::vector<std::string>& docs);
 
 PassOptions pass_options(const ResolvedRequest& r);
-
-// Forward passes of at most `budget` tokens (at least the longest sequence) and, when
-// max_seqs > 0, at most max_seqs sequences, longest first: sorting keeps passes uniform, and rows
-// do not depend on the grouping.
-std::vector<std::vector<size_t>> plan_batches(const std::vector<SequenceInput>& seqs, int64_t budget, int64_t max_seqs = 0);
-constexpr int64_t kDefaultBatchTokens = 4096;
-
-// The output width of a row of `cols` pooled values.
-inline int64_t finished_width(int64_t cols, const RowFinish& f) { return f.dims > 0 ? f.dims : cols; }
-// rows x cols pooled values -> rows x finished_width(cols) outputs: the first `dims` values of each
-// row divided by their norm (llama.cpp's embd_normalize codes: -1 none, 0 max-abs scaled to 32760,
-// 1 L1, 2 L2, p > 2 p-norm; accumulated in double; a zero row stays zero). `out` may alias `in`.
-void finish_rows(const float* in, int64_t rows, int64_t cols, const RowFinish& f, float* out);
-
-// Quantizes finished float rows to f.precision (nothing for float32): e.data -> e.codes.
-void quantize_output(Embeddings& e, const RowFinish& f);
-
-// Runs the sequences of one request in batches and returns its rows in input order, finished.
-Embeddings run_request(Runner& runner, const ResolvedRequest& r, Tokenized t, const RunSettings& s);
 
 }  // namespace embed

@@ -67,4 +67,22 @@ Tensor project_pooled(ForwardPass& fp, const ModelInfo& info, Tensor x) {
   return x;
 }
 
+RowMeans::RowMeans(int64_t rows, int64_t cols)
+    : cols_(cols), sums_(static_cast<size_t>(rows * cols), 0.0), weights_(static_cast<size_t>(rows), 0.0) {}
+
+void RowMeans::add(int64_t row, const float* x, double weight) {
+  double* acc = sums_.data() + row * cols_;
+  for (int64_t c = 0; c < cols_; c++) acc[c] += weight * x[c];
+  weights_[static_cast<size_t>(row)] += weight;
+}
+
+std::vector<float> RowMeans::means() const {
+  std::vector<float> out(sums_.size());
+  for (size_t i = 0; i < out.size(); i++) {
+    const double w = weights_[i / static_cast<size_t>(cols_)];
+    out[i] = w > 0 ? static_cast<float>(sums_[i] / w) : 0.0f;
+  }
+  return out;
+}
+
 }  // namespace embed

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "engine/api.h"
 #include "engine/prompts.h"
+#include "engine/types.h"
 
 namespace embed {
 namespace {

@@ -199,10 +199,9 @@ RunOutput Runner::run_in_pieces(const SequenceInput& seq, const PassOptions& o, 
   // The piece that holds the token a pooling reads: the first for cls (and a rank head reading the
   // first token), the last otherwise.
   const bool pool_first = o.pooling == Pooling::Cls || (o.pooling == Pooling::Rank && info.rank_head.token == PoolKind::First);
-  // Mean pooling: the sum of the token rows (weights 0/1 leave special tokens out) and the count,
-  // carried across the pieces in double.
-  std::vector<double> sum(mean ? static_cast<size_t>(d) : 0);
-  double weight = 0;
+  // Mean pooling: the mean of the token rows (special ones left out on request), carried across
+  // the pieces in double.
+  RowMeans sum(1, mean ? d : 0);
   std::vector<float> rows;
   for (int64_t p = 0; p < len; p += piece) {
     const int64_t n = std::min(piece, len - p);
@@ -220,11 +219,8 @@ RunOutput Runner::run_in_pieces(const SequenceInput& seq, const PassOptions& o, 
       backend_->download(rows.data(), hidden.data, rows.size() * 4);
       if (per_token) out.pooled.insert(out.pooled.end(), rows.begin(), rows.end());
       if (o.keep_hidden) out.hidden.insert(out.hidden.end(), rows.begin(), rows.end());
-      for (int64_t t = 0; mean && t < n; t++) {
-        if (o.exclude_special && seq.special[static_cast<size_t>(p + t)]) continue;
-        weight += 1;
-        for (int64_t i = 0; i < d; i++) sum[static_cast<size_t>(i)] += rows[static_cast<size_t>(t * d + i)];
-      }
+      for (int64_t t = 0; mean && t < n; t++)
+        if (!(o.exclude_special && seq.special[static_cast<size_t>(p + t)])) sum.add(0, rows.data() + t * d, 1.0);
     }
     if (!per_token && !mean && (pool_first ? p == 0 : p + n == len)) {
       PoolSpec ps;
@@ -241,8 +237,7 @@ RunOutput Runner::run_in_pieces(const SequenceInput& seq, const PassOptions& o, 
     out.cols = d;
   }
   if (mean) {
-    std::vector<float> m(static_cast<size_t>(d));
-    for (int64_t i = 0; i < d; i++) m[static_cast<size_t>(i)] = weight > 0 ? static_cast<float>(sum[static_cast<size_t>(i)] / weight) : 0.0f;
+    std::vector<float> m = sum.means();
     // Hybrid: (the last token's row + the mean) / 2, as pool_outputs does it in f32; `rows` still
     // holds the last piece.
     const int64_t last = (len - 1) % piece;

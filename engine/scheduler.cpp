@@ -1,5 +1,5 @@
 // The cross-request scheduler: admission, pass forming (interactive first, then arrival order),
-// running a pass, and scattering finished rows back to each request.
+// and handing each pass to the executor, which gives each request's rows to its RowAssembly.
 #include "engine/scheduler.h"
 
 #include <algorithm>
@@ -25,7 +25,7 @@ struct Scheduler::Job {
   size_t next = 0;        // first sequence not yet taken into a pass
   size_t unfinished = 0;  // sequences whose rows are not written yet
   bool interactive = false;
-  Embeddings out;
+  std::unique_ptr<RowAssembly> rows;
   Clock::time_point submitted;
   bool started = false;
   JobOutcome outcome;
@@ -34,7 +34,7 @@ struct Scheduler::Job {
 };
 
 Scheduler::Scheduler(std::shared_ptr<const Model> model, const SchedulerOptions& o)
-    : model_(std::move(model)), options_(o), context_(model_, o.threads) {
+    : model_(std::move(model)), options_(o), context_(model_, o.threads), executor_(context_.runner()) {
   thread_ = std::thread([this] { loop(); });
 }
 
@@ -59,36 +59,28 @@ std::optional<Status> Scheduler::submit(const ResolvedRequest& r, Tokenized t, D
                                         std::shared_ptr<const std::atomic<bool>> cancelled) {
   if (t.seqs.empty()) return Status{ErrorKind::InvalidArgument, "no inputs", -1};
   auto job = std::make_shared<Job>();
-  int64_t tokens = 0;
-  for (size_t i = 0; i < t.seqs.size(); i++) {
-    const int64_t n = static_cast<int64_t>(t.seqs[i].ids.size());
-    if (n > options_.max_batch_tokens)
-      return Status{ErrorKind::InvalidArgument, "input has " + std::to_string(n) + " tokens, more than max_batch_tokens " +
-                                                    std::to_string(options_.max_batch_tokens), static_cast<int64_t>(i)};
-    tokens += n;
-  }
   job->request = r;
   job->pass = pass_options(r);
+  int64_t tokens = 0;
+  const bool pieces = executor_.runs_in_pieces(job->pass);
+  for (size_t i = 0; i < t.seqs.size(); i++) {
+    const int64_t n = static_cast<int64_t>(t.seqs[i].ids.size());
+    if (n > options_.max_batch_tokens && !pieces)
+      return Status{ErrorKind::InvalidArgument,
+                    "input has " + std::to_string(n) + " tokens, more than max_batch_tokens " + std::to_string(options_.max_batch_tokens) +
+                        (job->pass.kv.on() ? " (a KV-Embedding input runs in one pass)" : " (a bidirectional model runs an input in one pass)"),
+                    static_cast<int64_t>(i)};
+    tokens += n;
+  }
   job->interactive = tokens <= options_.interactive_tokens;
   job->done = std::move(done);
   job->cancelled = std::move(cancelled);
-  Embeddings& out = job->out;
-  out.warnings = std::move(t.warnings);
-  out.truncated = t.truncated;  // as run_request reports it: the inputs cut to max_tokens
-  const bool per_token = r.pooling == Pooling::None;
-  if (per_token) out.row_offsets.push_back(0);
-  for (const SequenceInput& q : t.seqs) {
-    out.n_tokens.push_back(static_cast<int32_t>(q.ids.size()));
-    if (per_token) out.row_offsets.push_back(out.row_offsets.back() + static_cast<int64_t>(q.ids.size()));
-  }
-  out.rows = per_token ? out.row_offsets.back() : static_cast<int64_t>(t.seqs.size());
-  out.cols = finished_width(pooled_width(model_->describe(), r.pooling), r.finish);
-  out.data.resize(static_cast<size_t>(out.rows * out.cols));
+  job->rows = std::make_unique<RowAssembly>(r, t);
   job->seqs = std::move(t.seqs);
   job->unfinished = job->seqs.size();
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (stopping_) return Status{ErrorKind::Unsupported, "the server is shutting down", -1};
+    if (stopping_) return Status{ErrorKind::Unsupported, "the server is shutting down", -1, StatusCode::ShuttingDown};
     if (inside_ >= options_.max_requests)
       return Status{ErrorKind::Overloaded, "model is overloaded: " + std::to_string(inside_) + " requests are queued or running", -1};
     job->submitted = Clock::now();
@@ -103,7 +95,8 @@ std::optional<Status> Scheduler::submit(const ResolvedRequest& r, Tokenized t, D
 // Under the lock: drops cancelled requests' waiting sequences (returning the requests that are
 // thereby done), then takes the next pass: interactive requests' sequences first, then bulk ones,
 // in arrival order, all with the first one's PassOptions, up to the token budget. A pass with
-// interactive work takes bulk sequences only up to interactive_tokens, so it stays short.
+// interactive work takes bulk sequences only up to interactive_tokens, so it stays short. A
+// sequence longer than the budget (a decoder's, run in pieces) has a pass to itself.
 std::vector<Scheduler::Slot> Scheduler::next_pass(std::unique_lock<std::mutex>& lock, std::vector<std::shared_ptr<Job>>& dropped) {
   for (std::deque<std::shared_ptr<Job>>* q : {&interactive_, &bulk_})
     for (auto it = q->begin(); it != q->end();) {
@@ -116,7 +109,7 @@ std::vector<Scheduler::Slot> Scheduler::next_pass(std::unique_lock<std::mutex>& 
       queued_sequences_ -= untaken;
       j.unfinished -= untaken;
       j.next = j.seqs.size();
-      if (!j.outcome.error) j.outcome.error = Status{ErrorKind::InvalidArgument, "the client went away", -1};
+      if (!j.outcome.error) j.outcome.error = Status{ErrorKind::InvalidArgument, "the client went away", -1, StatusCode::ClientGone};
       if (j.unfinished == 0) dropped.push_back(*it);
       it = q->erase(it);
     }
@@ -151,8 +144,8 @@ std::vector<Scheduler::Slot> Scheduler::next_pass(std::unique_lock<std::mutex>& 
 
 void Scheduler::run_pass(std::vector<Slot>& pass) {
   const Clock::time_point start = Clock::now();
-  std::vector<SequenceInput> seqs;
-  seqs.reserve(pass.size());
+  std::vector<PassInput> inputs;
+  inputs.reserve(pass.size());
   int64_t tokens = 0;
   for (Slot& s : pass) {
     Job& j = *s.job;
@@ -161,34 +154,22 @@ void Scheduler::run_pass(std::vector<Slot>& pass) {
       j.outcome.queue_seconds = seconds_between(j.submitted, start);
     }
     tokens += static_cast<int64_t>(j.seqs[s.index].ids.size());
-    seqs.push_back(std::move(j.seqs[s.index]));  // the job's copy is not needed again
+    inputs.push_back(PassInput{j.rows.get(), s.index, std::move(j.seqs[s.index])});  // the job's copy is not needed again
   }
   std::optional<Status> failure;
-  RunOutput o;
   try {
-    o = context_.runner().run(seqs, pass.front().job->pass);
+    executor_.run_pass(inputs, pass.front().job->pass, options_.max_batch_tokens);
   } catch (const Error& e) {
     failure = Status{e.kind(), e.what(), -1};
   } catch (const std::bad_alloc&) {
     failure = Status{ErrorKind::OutOfMemory, "out of memory", -1};
   }
-  seqs.clear();
+  inputs.clear();
   const double seconds = seconds_between(start, Clock::now());
   for (size_t k = 0; k < pass.size(); k++) {
     Job& j = *pass[k].job;
     if (k == 0 || pass[k - 1].job != pass[k].job) j.outcome.compute_seconds += seconds;
-    if (failure) {
-      if (!j.outcome.error) j.outcome.error = failure;
-      continue;
-    }
-    const bool per_token = j.request.pooling == Pooling::None;
-    const size_t i = pass[k].index;
-    const int64_t dst = per_token ? j.out.row_offsets[i] : static_cast<int64_t>(i);
-    const int64_t src = per_token ? o.cu_seqlens[k] : static_cast<int64_t>(k);
-    const int64_t n = per_token ? o.cu_seqlens[k + 1] - o.cu_seqlens[k] : 1;
-    finish_rows(o.pooled.data() + src * o.cols, n, o.cols, j.request.finish, j.out.data.data() + dst * j.out.cols);
-    for (const std::string& w : o.warnings)
-      if (std::find(j.out.warnings.begin(), j.out.warnings.end(), w) == j.out.warnings.end()) j.out.warnings.push_back(w);
+    if (failure && !j.outcome.error) j.outcome.error = failure;
   }
   std::function<void(const PassStats&)> observer;
   {
@@ -207,12 +188,17 @@ void Scheduler::run_pass(std::vector<Slot>& pass) {
 
 void Scheduler::complete(const std::shared_ptr<Job>& job) {
   if (!job->outcome.error) {
-    quantize_output(job->out, job->request.finish);
-    job->outcome.rows = std::move(job->out);
+    try {
+      job->outcome.rows = job->rows->finish(context_.runner());
+    } catch (const Error& e) {
+      job->outcome.error = Status{e.kind(), e.what(), -1};
+    } catch (const std::bad_alloc&) {
+      job->outcome.error = Status{ErrorKind::OutOfMemory, "out of memory", -1};
+    }
   }
   Done done = std::move(job->done);
   JobOutcome outcome = std::move(job->outcome);
-  job->out = Embeddings{};
+  job->rows.reset();
   done(std::move(outcome));
   std::lock_guard<std::mutex> lock(mutex_);
   inside_--;

@@ -1,9 +1,12 @@
-// Batching across requests (the server's compute side, testable without sockets): every
-// request's sequences go to one queue; one compute thread fills forward passes of at most
-// max_batch_tokens tokens from many requests at once, in arrival order, and hands each request
-// its rows back in its own order, finished with its own options. Small requests go first, so a
-// short query waits for at most the pass in progress plus one short pass, not for bulk clients.
-// Bounded: at most max_requests requests are inside at once; a request's memory goes with it.
+// Batching across requests (the server's compute side, testable without sockets): a queue in
+// front of the executor (engine/executor.h). Every request's sequences go to one queue; one
+// compute thread fills forward passes of at most max_batch_tokens tokens from many requests at
+// once, in arrival order, and hands each to the executor, which gives each request's RowAssembly
+// its rows; a request gets them back in its own order, finished with its own options: the same
+// rows as Context::embed with batch_tokens = max_batch_tokens (long_inputs windows, late chunking,
+// a decoder's sequence longer than a pass run in pieces of max_batch_tokens). Small requests go
+// first, so a short query waits for at most the pass in progress plus one short pass, not for
+// bulk clients. Bounded: at most max_requests requests are inside at once; a request's memory goes with it.
 #pragma once
 
 #include <atomic>
@@ -16,7 +19,7 @@
 #include <thread>
 
 #include "engine/api.h"
-#include "engine/pipeline.h"
+#include "engine/executor.h"
 
 namespace embed {
 
@@ -53,7 +56,8 @@ class Scheduler {
 
   // Queues one request. `done` runs exactly once, on the compute thread, unless submit returns
   // an error: Overloaded when max_requests are inside, InvalidArgument when a sequence is longer
-  // than max_batch_tokens, Unsupported after stop(). Setting *cancelled (a client that went away)
+  // than max_batch_tokens and cannot run in pieces (Executor::runs_in_pieces), Unsupported after
+  // stop(). Setting *cancelled (a client that went away)
   // drops the request's sequences that have not run yet; `done` then gets an error.
   std::optional<Status> submit(const ResolvedRequest& r, Tokenized t, Done done,
                                std::shared_ptr<const std::atomic<bool>> cancelled = nullptr);
@@ -80,6 +84,7 @@ class Scheduler {
   std::shared_ptr<const Model> model_;
   SchedulerOptions options_;
   Context context_;
+  Executor executor_;
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<std::shared_ptr<Job>> interactive_, bulk_;

@@ -10,7 +10,7 @@
 #include <memory>
 
 #include "engine/api.h"
-#include "engine/pipeline.h"
+#include "engine/executor.h"
 #include "tests/models/synthetic.h"
 
 using namespace embed;
@@ -487,4 +487,44 @@ TEST_CASE("prompt templates: the text in the {text} slot, for any pooling, and r
   Request rr;
   rr.prompt_template = "{text}";
   CHECK_THROWS_WITH(resolve_request(d, rr, Task::Rerank), "prompt, prompt_name and prompt_template apply to embedding, not to reranking");
+}
+
+// RowAssembly, by hand: input 0 has two windows (sequences 0 and 2, weights 3 and 1), input 1 is
+// sequence 1 alone. Its rows are (3 * (1, 2) + (5, -2)) / 4 = (2, 1) and (5, 6) (normalize -1: as
+// computed), the same bits whatever order the passes ran in: the means are summed in sequence order.
+TEST_CASE("RowAssembly: windows' weighted means by hand, the same whatever order the passes ran in", "[api][request]") {
+  TempFile f(".gguf");
+  write_model(f.path);
+  Context ctx(load(f.path), 1);
+  Tokenized t;
+  t.seqs.resize(3);
+  t.parts = {{RowPart{0, 0, 1, 3.0f}}, {RowPart{1, 0, 1, 1.0f}}, {RowPart{0, 0, 1, 1.0f}}};
+  t.n_rows = 2;
+  t.input_tokens = {40, 5};
+  ResolvedRequest r;
+  r.finish.normalize = -1;
+  auto pooled = [](std::vector<float> row) {
+    RunOutput o;
+    o.rows = 1;
+    o.cols = 2;
+    o.pooled = std::move(row);
+    o.cu_seqlens = {0, 1};
+    return o;
+  };
+  const std::vector<RunOutput> outs = {pooled({1, 2}), pooled({5, 6}), pooled({5, -2})};
+  for (const std::vector<size_t>& order : {std::vector<size_t>{0, 1, 2}, std::vector<size_t>{2, 1, 0}, std::vector<size_t>{1, 2, 0}}) {
+    RowAssembly rows(r, t);
+    for (size_t s : order) rows.add(s, outs[s], 0);
+    const Embeddings e = rows.finish(ctx.runner());
+    REQUIRE(e.rows == 2);
+    REQUIRE(e.cols == 2);
+    CHECK(e.data == std::vector<float>{2, 1, 5, 6});
+    CHECK(e.n_tokens == std::vector<int32_t>{40, 5});
+  }
+  // RowMeans alone: a row without weight stays zero.
+  RowMeans m(2, 2);
+  const float x[2] = {1, -3};
+  m.add(0, x, 0.5);
+  m.add(0, x, 1.5);
+  CHECK(m.means() == std::vector<float>{1, -3, 0, 0});
 }

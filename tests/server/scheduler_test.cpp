@@ -1,6 +1,7 @@
 // The cross-request scheduler without sockets: rows of concurrent requests with different row
 // options equal solo runs bit for bit, small requests overtake queued bulk work, admission is
-// bounded, cancelled requests are dropped without disturbing others. Committed tiny BERT model.
+// bounded, cancelled requests are dropped without disturbing others; long inputs (windows, late
+// chunking, a decoder's pieces) give Context::embed's rows. Committed tiny BERT and Qwen3 models.
 #include <catch2/catch.hpp>
 
 #include <cstring>
@@ -155,10 +156,63 @@ TEST_CASE("scheduler: bounded admission, over-long inputs, cancellation, stop", 
   std::promise<JobOutcome> dropped;
   REQUIRE_FALSE(sched.submit(r, tokenize(r, {"three"}), [&](JobOutcome o) { dropped.set_value(std::move(o)); }, gone));
   const JobOutcome d = dropped.get_future().get();
-  CHECK(d.error);
+  REQUIRE(d.error);
+  CHECK(d.error->code == StatusCode::ClientGone);
   while (sched.requests_inside() != 0) std::this_thread::yield();
   sched.stop();
   const std::optional<Status> after = sched.submit(r, tokenize(r, {"four"}), [](JobOutcome) { FAIL("must not run"); });
   REQUIRE(after);
   CHECK(after->kind == ErrorKind::Unsupported);
+  CHECK(after->code == StatusCode::ShuttingDown);
+}
+
+// The scheduler is a queue in front of the executor: requests with windows (long_inputs chunk),
+// late chunking, and a decoder's inputs longer than a pass (run in pieces of max_batch_tokens),
+// submitted together, get Context::embed's rows with batch_tokens = max_batch_tokens, bit for bit.
+TEST_CASE("scheduler: windows, late chunking and pieces give Context::embed's rows", "[server][scheduler]") {
+  // 92, 8 and 118 tokens: within both models' context (128), longer than the passes and windows.
+  const std::vector<std::string> texts = {words(30), "A man plays a guitar.", words(38) + "end"};
+  auto check = [&](const std::shared_ptr<const Model>& m, const std::vector<Request>& reqs, int64_t batch_tokens) {
+    SchedulerOptions so;
+    so.max_batch_tokens = batch_tokens;
+    Scheduler sched(m, so);
+    std::vector<std::promise<JobOutcome>> results(reqs.size());
+    for (size_t k = 0; k < reqs.size(); k++) {
+      const ResolvedRequest r = resolve_request(m->describe(), reqs[k], Task::Embed);
+      const std::optional<Status> refused =
+          sched.submit(r, tokenize_texts(*m, r, texts), [&, k](JobOutcome o) { results[k].set_value(std::move(o)); });
+      INFO((refused ? refused->message : ""));
+      REQUIRE_FALSE(refused);
+    }
+    Context solo(m, 2);
+    RunSettings rs;
+    rs.batch_tokens = batch_tokens;
+    for (size_t k = 0; k < reqs.size(); k++) {
+      INFO("request " << k);
+      const JobOutcome o = results[k].get_future().get();
+      REQUIRE_FALSE(o.error);
+      const Embeddings want = solo.embed(texts, reqs[k], rs).value();
+      REQUIRE(o.rows.rows == want.rows);
+      REQUIRE(o.rows.cols == want.cols);
+      REQUIRE(o.rows.data.size() == want.data.size());
+      CHECK(std::memcmp(o.rows.data.data(), want.data.data(), want.data.size() * 4) == 0);
+      CHECK(o.rows.n_tokens == want.n_tokens);
+      CHECK(o.rows.row_offsets == want.row_offsets);
+      CHECK(o.rows.spans == want.spans);
+    }
+  };
+  std::vector<Request> bert(3);
+  bert[0].max_tokens = 16;
+  bert[0].long_inputs = LongInputs::Chunk;
+  bert[1].late_chunking = true;
+  bert[1].chunk_tokens = 8;
+  bert[2].max_tokens = 16;
+  bert[2].long_inputs = LongInputs::Chunk;
+  bert[2].dimensions = 8;
+  check(model(), bert, 128);  // late chunking's 118-token text runs whole on the bidirectional model
+  // The decoder: every text but one is longer than a 16-token pass.
+  static auto qwen = Model::load(std::string(EMBED_FIXTURES_DIR) + "/models/tiny-qwen3-embed/model.gguf", ModelOptions{Device::Cpu, 2, 0}).value();
+  std::vector<Request> decoder(2);
+  decoder[1].pooling = Pooling::Mean;
+  check(qwen, decoder, 16);
 }

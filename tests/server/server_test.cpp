@@ -91,6 +91,68 @@ TEST_CASE("every embedding route answers the CLI's vectors bit for bit", "[serve
   CHECK(s.terminate() == 0);
 }
 
+// Long inputs through the one executor (engine/executor.h), as the CLI runs them: windows
+// (--long chunk) on the bidirectional model, a decoder's input longer than a pass in pieces (the
+// server's --max-batch-tokens as the CLI's --batch-tokens), and late chunking (one vector per chunk,
+// with its span); every row bit for bit the CLI's.
+TEST_CASE("long inputs, pieces and late chunking answer the CLI's rows bit for bit", "[server]") {
+  std::string long_text;
+  for (int i = 0; i < 60; i++) long_text += "word" + std::to_string(i % 11) + " ";
+  const std::vector<std::string> texts = {long_text, kTexts[0], long_text + "and a different end"};
+  const json inputs = texts;
+  {
+    ServerProcess s(kBert, {"--max-input-tokens", "16", "--long", "chunk"});
+    REQUIRE(s.running());
+    auto c = s.client();
+    const auto want = cli_rows(kBert, "--max-tokens 16 --long chunk", texts);
+    REQUIRE(want.size() == texts.size());
+    const json oa = post(c, "/v1/embeddings", {{"input", inputs}});
+    const json tei = post(c, "/embed", {{"inputs", inputs}});
+    for (size_t i = 0; i < texts.size(); i++) {
+      CHECK(floats(oa["data"][i]["embedding"]) == want[i]);
+      CHECK(floats(tei[i]) == want[i]);
+    }
+    // The request's own overlap, as --long-overlap.
+    const auto overlap2 = cli_rows(kBert, "--max-tokens 16 --long chunk --long-overlap 2", {long_text});
+    CHECK(floats(post(c, "/embed", {{"inputs", long_text}, {"long_overlap", 2}})[0]) == overlap2[0]);
+    CHECK(overlap2[0] != want[0]);
+    // Late chunking: one item per input, its chunks with their spans, as the CLI's jsonl (it
+    // windows long texts itself, so the request turns the server's --long chunk off).
+    const std::string cli_out = cli(kBert + " --max-tokens 16 --late-chunking --chunk-by tokens --chunk-tokens 8 -f jsonl", texts);
+    std::istringstream lines(cli_out);
+    const json late = post(c, "/v1/embeddings", {{"input", inputs}, {"late_chunking", true}, {"long_inputs", "error"}, {"chunk_by", "tokens"}, {"chunk_tokens", 8}});
+    const json late_tei = post(c, "/embed", {{"inputs", inputs}, {"late_chunking", true}, {"long_inputs", "error"}, {"chunk_by", "tokens"}, {"chunk_tokens", 8}});
+    size_t i = 0, chunks = 0;
+    for (std::string line; std::getline(lines, line); i++) {
+      const json want_chunks = json::parse(line).at("chunks");
+      chunks += want_chunks.size();
+      const json& got = late["data"][i].at("chunks");
+      REQUIRE(got.size() == want_chunks.size());
+      for (size_t k = 0; k < got.size(); k++) {
+        CHECK(got[k].at("span") == want_chunks[k].at("span"));
+        CHECK(floats(got[k].at("embedding")) == floats(want_chunks[k].at("embedding")));
+        CHECK(floats(late_tei[i][k]) == floats(want_chunks[k].at("embedding")));
+      }
+    }
+    CHECK(i == texts.size());
+    CHECK(chunks > 2 * texts.size());  // the long texts have many
+    CHECK(s.terminate() == 0);
+  }
+  {
+    // A decoder: inputs longer than a pass (16 tokens) run in pieces with a KV cache.
+    // Within the context (128 tokens): the first text is about 110.
+    const std::vector<std::string> decoder_texts = {long_text.substr(0, long_text.size() / 2), kTexts[0], kTexts[5]};
+    ServerProcess s(kQwen, {"--max-batch-tokens", "16"});
+    REQUIRE(s.running());
+    auto c = s.client();
+    const auto want = cli_rows(kQwen, "--batch-tokens 16", decoder_texts);
+    REQUIRE(want.size() == decoder_texts.size());
+    const json oa = post(c, "/v1/embeddings", {{"input", decoder_texts}});
+    for (size_t i = 0; i < decoder_texts.size(); i++) CHECK(floats(oa["data"][i]["embedding"]) == want[i]);
+    CHECK(s.terminate() == 0);
+  }
+}
+
 // A model whose pooling is none (here the Qwen fixture with qwen3.pooling_type set to 0, as a GGUF
 // that asks for token vectors has it): OpenAI's routes and TEI's /embed promise one vector per
 // input, so they refuse it (llama-server refuses pooling none on its OpenAI route too); TEI's

@@ -68,7 +68,7 @@ Embeddings embed_or_fail(Context& ctx, const std::vector<std::string>& texts, co
   if (!r) {
     const Status& s = r.error();
     const std::string at = s.index >= 0 ? " (input text " + std::to_string(s.index + 1) + ")" : "";
-    fail(s.kind, what + at + ": " + s.message + (s.message.find("more than the limit") != std::string::npos ? "; use --truncate" : ""));
+    fail(s.kind, what + at + ": " + s.message + (s.code == StatusCode::InputTooLong ? "; use --truncate" : ""));
   }
   return std::move(r).value();
 }

@@ -67,7 +67,7 @@ class Progress {
   std::string msg = s.message;
   if (s.index >= 0 && static_cast<size_t>(s.index) < block.size())
     msg = name + ": line " + std::to_string(block[static_cast<size_t>(s.index)].line) + ": " + msg;
-  if (msg.find("tokens, more than the limit") != std::string::npos)
+  if (s.code == StatusCode::InputTooLong)
     msg += " (use --truncate to cut long lines, --long chunk to embed them in windows, or --max-tokens to change the limit)";
   fail(s.kind, msg);
 }

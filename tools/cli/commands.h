@@ -224,6 +224,8 @@ struct ServeCommand {
   bool kv_embedding = false;    // --kv-embedding
   std::string kv_layers;        // --kv-layers A-B (empty: the default band)
   std::string kv_bias;          // --kv-bias B (empty: 1.0)
+  std::string long_inputs;      // --long error|chunk (empty: error)
+  int64_t long_overlap = -1;    // --long-overlap N (-1: a quarter of the window)
 };
 int run_serve(const ServeCommand& o);
 

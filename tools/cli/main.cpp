@@ -374,6 +374,9 @@ int serve_main(int argc, char** argv) {
   app.add_flag("--kv-embedding", o.kv_embedding, "KV-Embedding (decoders) by default: re-route each text's last key/value as a prefix at middle layers; hybrid pooling");
   app.add_option("--kv-layers", o.kv_layers, "KV-Embedding layers A-B, counted from 0 (default: the middle third)");
   app.add_option("--kv-bias", o.kv_bias, "KV-Embedding logit bias of the re-routed position (default 1.0)");
+  app.add_option("--long", o.long_inputs, "An input longer than --max-input-tokens: error (default; 413 unless truncated), or chunk: "
+                 "windows of max-input-tokens, each pooled, combined by their token-weighted mean (docs/long-inputs.md)");
+  app.add_option("--long-overlap", o.long_overlap, "Tokens two consecutive windows share (default: a quarter of the window)");
   if (const int rc = parse(app, argc, argv); rc >= 0) return rc;
   return run_serve(o);
 }

@@ -93,6 +93,8 @@ Request Api::base_request(Task task) const {
   r.kv_embedding = e.kv_embedding;
   r.kv_layers = e.kv_layers;
   r.kv_bias = e.kv_bias;
+  r.long_inputs = e.long_inputs;
+  r.long_overlap = e.long_overlap;
   return r;
 }
 

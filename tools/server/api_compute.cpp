@@ -38,12 +38,37 @@ void read_dimensions(const json& body, Request& r) {
 
 bool needs_ranges(Precision p) { return p == Precision::Int8 || p == Precision::Uint8; }
 
+int64_t positive_field(const json& b, const char* name, int64_t least) {
+  const std::optional<int64_t> v = int_field(b, name);
+  if (*v < least) throw ApiError{422, "Validation", std::string("field '") + name + "' must be at least " + std::to_string(least), name};
+  return *v;
+}
+
+// Long inputs and late chunking, as the command's --long, --long-overlap, --late-chunking,
+// --chunk-by, --chunk-tokens and --chunk-separator (docs/long-inputs.md): long_inputs ("error" /
+// "chunk"), long_overlap, late_chunking, chunk_by ("tokens" / "sentences" / "separator"),
+// chunk_tokens, chunk_separator.
+void read_long_options(const json& b, Request& r) {
+  if (auto l = string_field(b, "long_inputs"))
+    if (!parse_long_inputs(*l, &r.long_inputs))
+      throw ApiError{422, "Validation", "field 'long_inputs' must be \"error\" or \"chunk\", not \"" + *l + "\"", "long_inputs"};
+  if (int_field(b, "long_overlap")) r.long_overlap = positive_field(b, "long_overlap", 0);
+  if (auto v = bool_field(b, "late_chunking")) r.late_chunking = *v;
+  if (auto c = string_field(b, "chunk_by"))
+    if (!parse_chunk_rule(*c, &r.chunk_rule))
+      throw ApiError{422, "Validation", "field 'chunk_by' must be \"tokens\", \"sentences\" or \"separator\", not \"" + *c + "\"",
+                     "chunk_by"};
+  if (int_field(b, "chunk_tokens")) r.chunk_tokens = positive_field(b, "chunk_tokens", 1);
+  if (auto s = string_field(b, "chunk_separator")) r.chunk_separator = *s;
+}
+
 // embed's extensions of the embedding routes over the server's defaults already in `r`:
 // precision (int8 / uint8 with the server's --ranges), prompt_template, kv_embedding, kv_layers
 // ([first, last]) and kv_bias. A request that names a prompt (prompt_name) leaves the default
 // template out; one that turns kv_embedding off, the default band and bias; one that turns it on,
 // a default pooling KV-Embedding does not define (none, cls: its own, hybrid, instead).
 void read_embed_options(const json& b, Request& r, const std::shared_ptr<const QuantizationRanges>& ranges) {
+  read_long_options(b, r);
   if (auto p = string_field(b, "precision")) {
     if (!parse_precision(*p, &r.precision))
       throw ApiError{422, "Validation",
@@ -159,7 +184,7 @@ void Api::compute(const std::shared_ptr<Call>& c, const ResolvedRequest& rr, con
   };
   if (std::optional<Status> refused = scheduler_.submit(rr, std::move(t), std::move(done), c->request.gone)) {
     if (refused->kind == ErrorKind::Overloaded) throw ApiError{429, "Overloaded", refused->message, "", -1};
-    if (refused->kind == ErrorKind::Unsupported) throw ApiError{503, "Unhealthy", refused->message, "", -1};
+    if (refused->code == StatusCode::ShuttingDown) throw ApiError{503, "Unhealthy", refused->message, "", -1};
     throw ApiError{413, "Validation", refused->message, field_name, refused->index};
   }
   metrics_.inputs(n_inputs, tokens, n_truncated);
@@ -181,18 +206,36 @@ void Api::embeddings_openai(const std::shared_ptr<Call>& c) {
   Inputs in = parse_inputs(b, "input", config_.max_client_batch_size);
   const bool base64 = encoding == "base64";
   compute(c, rr, "input", "", std::move(in), [this, base64](const Embeddings& e) {
+    auto append_embedding = [&](std::string& s, int64_t row) {
+      if (base64) {
+        s += '"';
+        s += base64_row(e, row);
+        s += '"';
+      } else {
+        append_row(s, e, row);
+      }
+    };
+    // Late chunking: one item per input, its chunks as {"span": [begin, end], "embedding": ...}
+    // (code points of the input), as `embed --late-chunking --format jsonl` writes them.
+    const bool chunks = !e.spans.empty();
+    const int64_t n = chunks ? static_cast<int64_t>(e.row_offsets.size()) - 1 : e.rows;
     std::string s = "{\"object\":\"list\",\"data\":[";
-    for (int64_t i = 0; i < e.rows; i++) {
+    for (int64_t i = 0; i < n; i++) {
       if (i) s += ',';
       s += "{\"object\":\"embedding\",\"index\":";
       s += std::to_string(i);
-      s += ",\"embedding\":";
-      if (base64) {
-        s += '"';
-        s += base64_row(e, i);
-        s += '"';
+      if (!chunks) {
+        s += ",\"embedding\":";
+        append_embedding(s, i);
       } else {
-        append_row(s, e, i);
+        s += ",\"chunks\":[";
+        for (int64_t r = e.row_offsets[i]; r < e.row_offsets[i + 1]; r++) {
+          s += std::string(r > e.row_offsets[i] ? "," : "") + "{\"span\":[" + std::to_string(e.spans[r].begin) + "," +
+               std::to_string(e.spans[r].end) + "],\"embedding\":";
+          append_embedding(s, r);
+          s += '}';
+        }
+        s += ']';
       }
       s += "}";
     }
@@ -227,19 +270,22 @@ void Api::embed_tei(const std::shared_ptr<Call>& c, bool all_tokens) {
   const ResolvedRequest rr = resolve(model_->describe(), b, r, Task::Embed);
   if (!all_tokens) refuse_per_token(rr, "/embed", config_.embed_defaults.pooling.has_value());
   Inputs in = parse_inputs(b, "inputs", config_.max_client_batch_size);
-  compute(c, rr, "inputs", "", std::move(in), [all_tokens](const Embeddings& e) {
+  compute(c, rr, "inputs", "", std::move(in), [](const Embeddings& e) {
+    // One vector per input, or a list per input: its tokens' (/embed_all) or its chunks' (late
+    // chunking) vectors.
     std::string s = "[";
-    const int64_t n = all_tokens ? static_cast<int64_t>(e.row_offsets.size()) - 1 : e.rows;
+    const bool nested = !e.row_offsets.empty();
+    const int64_t n = nested ? static_cast<int64_t>(e.row_offsets.size()) - 1 : e.rows;
     for (int64_t i = 0; i < n; i++) {
       if (i) s += ',';
-      if (!all_tokens) {
+      if (!nested) {
         append_row(s, e, i);
         continue;
       }
       s += '[';
       for (int64_t t = e.row_offsets[i]; t < e.row_offsets[i + 1]; t++) {
         if (t > e.row_offsets[i]) s += ',';
-        append_floats(s, e.row(t), e.cols);
+        append_row(s, e, t);
       }
       s += ']';
     }

@@ -33,12 +33,16 @@ void check_config(const ServeCommand& o, const ModelDescription& d, int64_t max_
     bad("--max-input-tokens " + std::to_string(o.max_input_tokens) + " is outside 1.." + std::to_string(d.n_ctx) +
         " (the model's context length)");
   if (o.max_request_tokens < 0) bad("--max-request-tokens must be positive (or 0: no bound)");
-  if (o.max_batch_tokens < max_input)
+  if (o.max_batch_tokens < 1) bad("--max-batch-tokens must be at least 1");
+  // A decoder runs a longer input in pieces of --max-batch-tokens (engine/executor.h), except with
+  // KV-Embedding (a request that asks for it with such an input gets 413); an encoder cannot.
+  if (o.max_batch_tokens < max_input && (!d.causal || o.kv_embedding))
     bad("--max-batch-tokens " + std::to_string(o.max_batch_tokens) + " is below the longest admissible input (" + std::to_string(max_input) +
-        " tokens, --max-input-tokens): such an input could never be batched");
+        " tokens, --max-input-tokens): such an input could never be batched" +
+        (d.causal ? " (a KV-Embedding input runs in one pass)" : " (an encoder runs an input in one pass)"));
 }
 
-// The defaults of the embedding routes, from --pooling, --precision, --template and --kv-*; the
+// The defaults of the embedding routes, from --pooling, --precision, --template, --kv-* and --long*; the
 // Api checks them against the model.
 Request embed_defaults(const ServeCommand& o) {
   Request r;
@@ -48,6 +52,9 @@ Request embed_defaults(const ServeCommand& o) {
   r.kv_embedding = o.kv_embedding;
   if (!o.kv_layers.empty()) r.kv_layers = parse_kv_layers_flag(o.kv_layers);
   if (!o.kv_bias.empty()) r.kv_bias = parse_kv_bias_flag(o.kv_bias);
+  if (!o.long_inputs.empty() && !parse_long_inputs(o.long_inputs, &r.long_inputs))
+    usage_fail("unknown --long '" + o.long_inputs + "' (error, chunk)");
+  r.long_overlap = o.long_overlap;
   return r;
 }
 
