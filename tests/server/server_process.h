@@ -27,11 +27,13 @@ inline std::string slurp(const std::string& path) {
 
 class ServerProcess {
  public:
-  // `args` after the model path, e.g. {"--max-client-batch-size", "4"}.
+  // `args` after the model path, e.g. {"--max-client-batch-size", "4"}; model "": none (args give
+  // them with --model NAME=PATH).
   ServerProcess(const std::string& model, std::vector<std::string> args = {}) {
     static int counter = 0;
     log_ = "/tmp/embed_server_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++) + ".log";
-    std::vector<std::string> argv = {EMBED_BIN, "serve", model, "-p", "0", "-t", "2"};
+    std::vector<std::string> argv = {EMBED_BIN, "serve", "-p", "0", "-t", "2"};
+    if (!model.empty()) argv.insert(argv.begin() + 2, model);
     argv.insert(argv.end(), args.begin(), args.end());
     pid_ = ::fork();
     if (pid_ == 0) {
@@ -64,6 +66,7 @@ class ServerProcess {
     std::remove(log_.c_str());
   }
   int port() const { return port_; }
+  pid_t pid() const { return pid_; }
   bool running() const { return port_ != 0 && !exited_; }
   std::string log() const { return slurp(log_); }
   // Exit code of a server that refused to start (or after terminate()).

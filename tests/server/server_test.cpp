@@ -328,8 +328,9 @@ TEST_CASE("tokenize, decode, info, models, metrics, openapi and health", "[serve
   post(c, "/embed", {{"inputs", {"one", "two", "three"}}});
   auto m = c.Get("/metrics");
   REQUIRE(m);
-  for (const char* name : {"embed_requests_total{route=\"/embed\",status=\"200\"} 1", "embed_inputs_total 3", "embed_queue_depth 0",
-                           "embed_batch_size_bucket", "embed_batch_tokens_bucket", "embed_queue_seconds_count 1",
+  for (const char* name : {"embed_requests_total{model=\"model\",route=\"/embed\",status=\"200\"} 1", "embed_inputs_total{model=\"model\"} 3",
+                           "embed_queue_depth{model=\"model\"} 0", "embed_requests_total{model=\"\",route=\"/v1/models\",status=\"200\"} 1",
+                           "embed_batch_size_bucket", "embed_batch_tokens_bucket", "embed_queue_seconds_count{model=\"model\"} 1",
                            "embed_compute_seconds_sum", "# TYPE embed_batch_size histogram"})
     CHECK_THAT(m->body, Catch::Contains(name));
   auto api = c.Get("/openapi.json");
@@ -342,12 +343,13 @@ TEST_CASE("tokenize, decode, info, models, metrics, openapi and health", "[serve
 
 namespace {
 
-// The value of an unlabelled Prometheus sample `name` in /metrics, or -1.
-double metric(httplib::Client& c, const std::string& name) {
+// The value of Prometheus sample `name`{model="MODEL"} in /metrics, or -1.
+double metric(httplib::Client& c, const std::string& name, const std::string& model = "model") {
   auto m = c.Get("/metrics");
   REQUIRE(m);
-  const size_t at = m->body.find("\n" + name + " ");
-  return at == std::string::npos ? -1 : std::stod(m->body.substr(at + name.size() + 2));
+  const std::string sample = name + "{model=\"" + model + "\"} ";
+  const size_t at = m->body.find("\n" + sample);
+  return at == std::string::npos ? -1 : std::stod(m->body.substr(at + sample.size() + 1));
 }
 
 size_t token_count(httplib::Client& c, const std::string& text) { return post(c, "/tokenize", {{"inputs", {text}}})[0].size(); }
@@ -620,7 +622,7 @@ TEST_CASE("slow, truncated and vanishing clients cost bounded time and disturb n
   ::close(slow);
   CHECK(c.Get("/health")->status == 200);
   const std::string metrics = c.Get("/metrics")->body;
-  CHECK_THAT(metrics, Catch::Contains("embed_requests_inside 0"));
+  CHECK_THAT(metrics, Catch::Contains("embed_requests_inside{model=\"model\"} 0"));
 }
 
 namespace {

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "base/error.h"
 #include "engine/request.h"
@@ -189,7 +190,10 @@ int run_bench(const BenchCommand& o);
 
 // `embed serve`: the HTTP server (tools/server/, docs/server.md). Defaults follow TEI's.
 struct ServeCommand {
-  std::string model;
+  std::string model;                     // the first model (optional with --model / --models-file)
+  std::vector<std::string> models;       // --model NAME=MODEL, repeated
+  std::string models_file;               // --models-file: NAME=MODEL lines
+  std::string max_memory;                // --max-memory SIZE (empty: no bound)
   SourceFlags source;
   std::string host = "127.0.0.1";
   int port = 3000;                       // 0: any free port (printed on stderr)

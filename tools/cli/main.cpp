@@ -337,7 +337,12 @@ int serve_main(int argc, char** argv) {
   CLI::App app{"Serve embeddings and reranking over HTTP: OpenAI, TEI, Jina/Cohere, llama.cpp and Ollama routes (docs/server.md)",
                "embed serve"};
   ServeCommand o;
-  app.add_option("model", o.model, kModelHelp)->required();
+  app.add_option("model", o.model, std::string(kModelHelp) + " (the first model; optional with --model or --models-file)");
+  app.add_option("--model", o.models, "Serve a model under a name: NAME=MODEL (repeated); requests choose it by their \"model\" field, "
+                 "TEI's routes and requests without one get the first; loaded on first use");
+  app.add_option("--models-file", o.models_file, "A file of NAME=MODEL lines (as --model; # comments)");
+  app.add_option("--max-memory", o.max_memory, "Resident memory bound (e.g. 8G): loading a model unloads the least recently used "
+                 "idle ones while the process's measured RSS would exceed it");
   add_source_flags(app, o.source);
   app.add_option("--host,--hostname", o.host, "Address to listen on (0.0.0.0: every interface)")->capture_default_str();
   app.add_option("-p,--port", o.port, "Port (0: any free port, printed on stderr)")->capture_default_str();

@@ -1,6 +1,6 @@
 // Dispatch (routes, methods, API key, CORS, draining), the reply wrapper (metrics, in-flight
-// count), and the routes that do not compute: health, info, models, metrics, OpenAPI, tokenize,
-// decode. The computing routes are in api_compute.cpp.
+// count), and the routes that do not compute: health, info, OpenAPI, tokenize, decode. The
+// server-wide listings (/v1/models, /api/tags, /api/ps, /metrics) are the Router's (router.cpp). The computing routes are in api_compute.cpp.
 #include "tools/server/api.h"
 
 #include <set>
@@ -23,8 +23,6 @@ struct RouteTable {
   static const std::vector<Route>& routes();
 };
 
-namespace {
-
 bool authorized(const std::string& header, const std::string& key) {
   const std::string want = "Bearer " + key;
   if (header.size() != want.size()) return false;
@@ -33,7 +31,6 @@ bool authorized(const std::string& header, const std::string& key) {
   return diff == 0;
 }
 
-}  // namespace
 
 Api::Api(std::shared_ptr<const Model> model, Scheduler& scheduler, Metrics& metrics, const ApiConfig& config)
     : model_(std::move(model)), scheduler_(scheduler), metrics_(metrics), config_(config) {
@@ -107,7 +104,7 @@ void Api::handle(HttpRequest request, Reply reply) {
   call->reply = [this, call_route = std::weak_ptr<Call>(call), reply = std::move(reply),
                  origin = call->request.origin](HttpResponse r) {
     const auto c = call_route.lock();
-    metrics_.request(c ? c->route : "other", r.status);
+    metrics_.request(config_.model_name, c ? c->route : "other", r.status);
     if (!config_.cors_origin.empty() && (config_.cors_origin == "*" || config_.cors_origin == origin)) {
       r.headers.emplace_back("Access-Control-Allow-Origin", config_.cors_origin);
       if (config_.cors_origin != "*") r.headers.emplace_back("Vary", "Origin");
@@ -303,24 +300,10 @@ const std::vector<Route>& RouteTable::routes() {
       {"/detokenize", Method::Post, [](Api& a, C c) { a.decode(c, true); }},
       {"/info", Method::Get, [](Api& a, C c) { c->answer_json(a.info()); }},
       {"/health", Method::Get, [](Api&, C c) { c->answer_json(""); }},
-      {"/v1/models", Method::Get, [](Api& a, C c) {
-         c->answer_json(json{{"object", "list"},
-                             {"data", {{{"id", a.config_.model_name}, {"object", "model"}, {"created", 0}, {"owned_by", "embed"}}}}}
-                            .dump(-1, ' ', false, json::error_handler_t::replace));
-       }},
-      {"/metrics", Method::Get, [](Api& a, C c) {
-         HttpResponse r;
-         r.content_type = "text/plain; version=0.0.4";
-         r.body = a.metrics_.render(a.scheduler_.queued_sequences(), a.scheduler_.requests_inside(),
-                                    a.connections_ ? a.connections_() : 0);
-         c->answer(std::move(r));
-       }},
       {"/openapi.json", Method::Get, [](Api& a, C c) { c->answer_json(openapi_document(a.config_.model_name)); }},
       // Ollama's (api_ollama.cpp).
       {"/api/embed", Method::Post, [](Api& a, C c) { a.ollama_embed(c, false); }},
       {"/api/embeddings", Method::Post, [](Api& a, C c) { a.ollama_embed(c, true); }},
-      {"/api/tags", Method::Get, [](Api& a, C c) { a.ollama_list(c, false); }},
-      {"/api/ps", Method::Get, [](Api& a, C c) { a.ollama_list(c, true); }},
       {"/api/show", Method::Post, [](Api& a, C c) { a.ollama_show(c); }},
       {"/api/version", Method::Get, [](Api& a, C c) { a.ollama_version(c); }},
       {"/", Method::Get, [](Api&, C c) {

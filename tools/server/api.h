@@ -49,6 +49,9 @@ class Api : public Handler {
   void handle(HttpRequest request, Reply reply) override;
   void drain() { draining_ = true; }  // from now on every request answers 503
   size_t in_flight() const { return in_flight_.load(); }
+  const ApiConfig& config() const { return config_; }
+  // This model's entry in Ollama's /api/tags (running false) or /api/ps (true).
+  nlohmann::json ollama_entry(bool running) const;
   void set_connections(std::function<size_t()> f) { connections_ = std::move(f); }
   // Where answers of computed requests are formatted (the transport's threads, not the compute
   // thread); by default inline.
@@ -69,14 +72,12 @@ class Api : public Handler {
   void tokenize(const std::shared_ptr<Call>& c);
   void decode(const std::shared_ptr<Call>& c, bool llama);
   // Ollama's routes (api_ollama.cpp): /api/embed (legacy false) and /api/embeddings (true),
-  // /api/tags and /api/ps (running), /api/show, /api/version.
+  // /api/show, /api/version (/api/tags and /api/ps are the Router's, from ollama_entry).
   void ollama_embed(const std::shared_ptr<Call>& c, bool legacy);
-  void ollama_list(const std::shared_ptr<Call>& c, bool running);
   void ollama_show(const std::shared_ptr<Call>& c);
   void ollama_version(const std::shared_ptr<Call>& c);
   // The body's "model" (or "name") when it names the served model; else 400 / 404 as Ollama.
   const std::string& ollama_model(const nlohmann::json& body) const;
-  nlohmann::json ollama_entry(bool running) const;
   std::shared_ptr<const OllamaFacts> ollama_facts() const;  // read from the GGUF on first use
   // GET /info: TEI's fields, and what a request that does not say gets (defaults_).
   std::string info() const;

@@ -73,6 +73,13 @@ void append_row(std::string& out, const Embeddings& e, int64_t i);
 // row's code bytes.
 std::string base64_row(const Embeddings& e, int64_t i);
 std::string base64_bytes(const void* data, size_t n);
-std::string json_string(const std::string& s);        // a quoted JSON string (invalid UTF-8 replaced)
+std::string json_string(const std::string& s);
+
+// Ollama's model names are [namespace/]model[:tag], the tag "latest" when none is written
+// (api_ollama.cpp); ollama_name_key compares them tagged and without regard to case, as Ollama does.
+std::string ollama_tagged(const std::string& name);
+std::string ollama_name_key(const std::string& name);
+// `Authorization` header against --api-key, in time that does not depend on where they differ.
+bool authorized(const std::string& header, const std::string& key);        // a quoted JSON string (invalid UTF-8 replaced)
 
 }  // namespace embed::server

@@ -170,7 +170,7 @@ void Api::compute(const std::shared_ptr<Call>& c, const ResolvedRequest& rr, con
   auto done = [this, c, format = std::move(format), start, tokenize_s](JobOutcome o) {
     auto answer = [this, c, format, start, tokenize_s, o = std::move(o)]() mutable {
       if (o.error) return c->fail(ApiError{500, "Backend", o.error->message, "", -1});
-      metrics_.job(o.queue_seconds, o.compute_seconds);
+      metrics_.job(config_.model_name, o.queue_seconds, o.compute_seconds);
       HttpResponse r = format(o.rows);
       r.headers.emplace_back("x-compute-tokens", std::to_string(total_tokens(o.rows)));
       r.headers.emplace_back("x-tokenization-time", ms(tokenize_s));
@@ -187,7 +187,7 @@ void Api::compute(const std::shared_ptr<Call>& c, const ResolvedRequest& rr, con
     if (refused->code == StatusCode::ShuttingDown) throw ApiError{503, "Unhealthy", refused->message, "", -1};
     throw ApiError{413, "Validation", refused->message, field_name, refused->index};
   }
-  metrics_.inputs(n_inputs, tokens, n_truncated);
+  metrics_.inputs(config_.model_name, n_inputs, tokens, n_truncated);
 }
 
 void Api::embeddings_openai(const std::shared_ptr<Call>& c) {

@@ -109,10 +109,17 @@ std::shared_ptr<const OllamaFacts> read_facts(const Model& model) {
   const ModelDescription& d = model.describe();
   auto facts = std::make_shared<OllamaFacts>();
   facts->size = f.size();
-  source::Sha256 h;
-  h.update(f.base(), f.size());
-  facts->digest = h.hex();
+  // Read from the file (through the page cache) rather than through the model's mapping, whose
+  // pages would then count in the server's resident memory (--max-memory); a model converted in
+  // memory (an HF folder) is hashed where it is.
   std::error_code ec;
+  if (std::filesystem::is_regular_file(d.path, ec) && std::filesystem::file_size(d.path, ec) == f.size() && !ec) {
+    facts->digest = source::sha256_file(d.path);
+  } else {
+    source::Sha256 h;
+    h.update(f.base(), f.size());
+    facts->digest = h.hex();
+  }
   const auto mtime = std::filesystem::last_write_time(d.path, ec);
   const auto when = ec ? std::chrono::system_clock::now()
                        : std::chrono::time_point_cast<std::chrono::system_clock::duration>(
@@ -145,19 +152,6 @@ std::shared_ptr<const OllamaFacts> read_facts(const Model& model) {
                     {"family", d.arch},            {"families", json::array({d.arch})},
                     {"parameter_size", parameter_size(params)}, {"quantization_level", quant}};
   return facts;
-}
-
-// Ollama's model names are [namespace/]model[:tag], the tag "latest" when none is written.
-std::string tagged(const std::string& name) {
-  const size_t slash = name.rfind('/');
-  return name.find(':', slash == std::string::npos ? 0 : slash) == std::string::npos ? name + ":latest" : name;
-}
-
-// Names are compared tagged and without regard to case, as Ollama compares them.
-std::string name_key(const std::string& name) {
-  std::string n = tagged(name);
-  std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return n;
 }
 
 [[noreturn]] void bad(const std::string& message) { throw ApiError{400, "Validation", message, "", -1}; }
@@ -201,13 +195,26 @@ std::vector<std::string> ollama_inputs(const json& body) {
 
 }  // namespace
 
+// Ollama's model names are [namespace/]model[:tag], the tag "latest" when none is written.
+std::string ollama_tagged(const std::string& name) {
+  const size_t slash = name.rfind('/');
+  return name.find(':', slash == std::string::npos ? 0 : slash) == std::string::npos ? name + ":latest" : name;
+}
+
+// Names are compared tagged and without regard to case, as Ollama compares them.
+std::string ollama_name_key(const std::string& name) {
+  std::string n = ollama_tagged(name);
+  std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return n;
+}
+
 const std::string& Api::ollama_model(const json& body) const {
   const json* m = field(body, "model");
   if (!m) m = field(body, "name");  // /api/show's older spelling
   if (!m || !m->is_string() || m->get<std::string>().empty()) throw ApiError{400, "Validation", "model is required", "model", -1};
   const std::string& name = m->get_ref<const std::string&>();
-  if (name_key(name) != name_key(config_.model_name))
-    throw ApiError{404, "NotFound", "model '" + name + "' not found (this server serves '" + tagged(config_.model_name) + "')", "model", -1};
+  if (ollama_name_key(name) != ollama_name_key(config_.model_name))
+    throw ApiError{404, "NotFound", "model '" + name + "' not found (this server serves '" + ollama_tagged(config_.model_name) + "')", "model", -1};
   return name;
 }
 
@@ -292,7 +299,7 @@ void Api::ollama_embed(const std::shared_ptr<Call>& c, bool legacy) {
 
 json Api::ollama_entry(bool running) const {
   const std::shared_ptr<const OllamaFacts> f = ollama_facts();
-  const std::string name = tagged(config_.model_name);
+  const std::string name = ollama_tagged(config_.model_name);
   json m = {{"name", name}, {"model", name}, {"size", f->size}, {"digest", f->digest}, {"details", f->details}};
   if (!running) {
     m["modified_at"] = f->modified_at;
@@ -303,10 +310,6 @@ json Api::ollama_entry(bool running) const {
   m["size_vram"] = model_->describe().kernels == "cuda" ? f->size : 0;
   m["context_length"] = config_.max_input_tokens;
   return m;
-}
-
-void Api::ollama_list(const std::shared_ptr<Call>& c, bool running) {
-  c->answer_json(json{{"models", json::array({ollama_entry(running)})}}.dump(-1, ' ', false, json::error_handler_t::replace));
 }
 
 void Api::ollama_show(const std::shared_ptr<Call>& c) {
