@@ -4,7 +4,9 @@
 #include <algorithm>
 
 #include "engine/api.h"
+#include "engine/executor.h"
 #include "engine/pipeline.h"
+#include "engine/row_assembly.h"
 
 namespace embed {
 

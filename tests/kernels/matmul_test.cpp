@@ -289,12 +289,12 @@ TEST_CASE("the avx2 and avx512 matmuls give the same bits", "[kernels][matmul]")
   o.threads = 2;
   o.cpu_isa = CpuIsa::Avx512;
   if (!cpuinfo_supports(CpuIsa::Avx512)) {
-    CHECK_THROWS_WITH(create_backend(o), Catch::Contains("cannot run here"));
+    CHECK_THROWS_WITH(cpu::create_cpu_backend(o), Catch::Contains("cannot run here"));
     return;
   }
-  auto fast = create_backend(o);
+  auto fast = cpu::create_cpu_backend(o);
   o.cpu_isa = CpuIsa::Avx2;
-  auto base = create_backend(o);
+  auto base = cpu::create_cpu_backend(o);
   struct Shape {
     int64_t m, n, k;
   };
