@@ -156,7 +156,7 @@ TEST_CASE("XLM-R without pad_token_id, or with no position rows left, is refused
   }
 }
 
-TEST_CASE("torch.save state dicts are read; other callables, compressed entries and corruption are refused", "[convert][m3]") {
+TEST_CASE("torch.save state dicts are read, and other callables, compressed entries and corruption are refused", "[convert][m3]") {
   std::mt19937 rng(28);
   const PtTensor w = random_pt("weight", {3, 4}, rng), b = random_pt("bias", {3}, rng);
   const std::vector<uint8_t> good = torch_save({w, b});
@@ -300,7 +300,7 @@ TEST_CASE("BGE-M3 scores: sparse, ColBERT and the weighted hybrid, worked by han
   CHECK_THROWS_AS(hybrid_score(1, 1, 1, zero), Error);
 }
 
-TEST_CASE("BGE-M3 heads without a known formula are refused; a model without heads says so", "[convert][m3]") {
+TEST_CASE("BGE-M3 heads without a known formula are refused, and a model without heads says so", "[convert][m3]") {
   ScratchDir dir;
   const fs::path plain = write_folder(dir, "plain", config("XLMRobertaModel", kMaxPos), body(31));
   for (const char* formula : {"", "other-fork"}) {

@@ -270,7 +270,10 @@ def main():
     check(rss_end - rss_clean <= max(8.0, 0.1 * rss_clean), f"RSS {rss_start:.0f} MiB -> {rss_clean:.0f} (clean) -> {rss_end:.0f} MiB (mixed)")
     check(server.proc.poll() is None, "the server is alive")
     _, metrics = server.request("/metrics")
-    check(b"embed_requests_inside 0" in metrics, "no request is left inside (abandoned work freed)")
+    # One sample per served model (embed_requests_inside{model="..."} N): every one must be 0.
+    inside = [line for line in metrics.decode().splitlines() if line.startswith("embed_requests_inside")]
+    check(inside and all(line.rsplit(" ", 1)[1] == "0" for line in inside),
+          f"no request is left inside (abandoned work freed): {inside}")
     status, again = server.request("/embed", body)
     check(status == 200 and again == answer, "answers after the abuse are still the reference")
 
