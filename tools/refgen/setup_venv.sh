@@ -12,6 +12,11 @@ want="$(cat "$here/requirements.txt" "$here/requirements-nodeps.txt" | sha256sum
 if [ ! -x "$venv/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   python3 -m venv "$venv"
   "$venv/bin/python" -m pip install --quiet --upgrade pip >&2
+  # Everything but llama-cpp-python first (wheels: minutes), then llama-cpp-python, which compiles
+  # llama.cpp (about 10 minutes alone on 2 cores): the torch references are usable before that build
+  # and do not wait behind it (they did once, for a whole session on a loaded machine).
+  grep -v '^llama-cpp-python==' "$here/requirements.txt" > "$venv/.requirements-wheels.txt"
+  "$venv/bin/python" -m pip install --quiet -r "$venv/.requirements-wheels.txt" >&2
   CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON}" "$venv/bin/python" -m pip install --quiet -r "$here/requirements.txt" >&2
   "$venv/bin/python" -m pip install --quiet --no-deps -r "$here/requirements-nodeps.txt" >&2
   echo "$want" > "$stamp"
