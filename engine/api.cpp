@@ -108,10 +108,13 @@ std::shared_ptr<const Model> Model::from_file(gguf::File file, const ModelOption
   if (m->tokenizer_ && static_cast<int64_t>(m->tokenizer_->vocab_size()) > info.n_vocab)
     fail(ErrorKind::Format, path + ": the tokenizer has " + std::to_string(m->tokenizer_->vocab_size()) + " tokens but token_embd has " +
                                 std::to_string(info.n_vocab) + " rows: the vocabulary does not belong to these weights");
-  m->readout_ = ReadoutHeads::from_gguf(f, info.arch, info.d_model);
-  if (m->readout_) {
-    d.sparse_head = m->readout_->has_sparse();
-    d.colbert_dim = m->readout_->colbert_dim();
+  if (std::optional<ReadoutHeads> heads = ReadoutHeads::from_gguf(f, info.arch, info.d_model)) {
+    d.sparse_head = heads->has_sparse();
+    d.colbert_dim = heads->colbert_dim();
+    m->readout_ = Readout{std::move(*heads), {}};
+    if (const tok::Tokenizer* tk = m->tokenizer_.get())
+      for (int32_t id : {tk->cls() >= 0 ? tk->cls() : tk->bos(), tk->eos() >= 0 ? tk->eos() : tk->sep(), tk->pad(), tk->unk()})
+        if (id >= 0) m->readout_->sparse_dropped.push_back(id);
   }
   d.prompts = read_model_prompts(f);
   d.kernels = m->loaded_->kernel_level();
@@ -162,7 +165,7 @@ Result<Embeddings> Context::embed(const std::vector<std::string>& texts, const R
   return guarded<Embeddings>([&] {
     refuse_hidden_states(r);
     const ResolvedRequest rr = resolve_request(model_->describe(), r, Task::Embed);
-    return Executor(*runner_).run(rr, tokenize_texts(*model_, rr, texts), s);
+    return Executor(*runner_, model_->readout()).run(rr, tokenize_texts(*model_, rr, texts), s);
   });
 }
 
@@ -171,7 +174,7 @@ Result<Embeddings> Context::embed(const std::vector<std::string>& texts, const s
   return guarded<Embeddings>([&] {
     refuse_hidden_states(r);
     const ResolvedRequest rr = resolve_request(model_->describe(), r, Task::Embed);
-    return Executor(*runner_).run(rr, tokenize_texts(*model_, rr, texts, &chunk_spans), s);
+    return Executor(*runner_, model_->readout()).run(rr, tokenize_texts(*model_, rr, texts, &chunk_spans), s);
   });
 }
 
@@ -179,7 +182,7 @@ Result<Embeddings> Context::embed_ids(std::vector<std::vector<int32_t>> ids, con
   return guarded<Embeddings>([&] {
     refuse_hidden_states(r);
     const ResolvedRequest rr = resolve_request(model_->describe(), r, Task::Embed);
-    return Executor(*runner_).run(rr, sequences_from_ids(*model_, rr, std::move(ids)), s);
+    return Executor(*runner_, model_->readout()).run(rr, sequences_from_ids(*model_, rr, std::move(ids)), s);
   });
 }
 
@@ -201,22 +204,18 @@ Result<LayerStates> Context::layer_states(const std::vector<std::string>& texts,
     PassOptions pass = pass_options(rr);
     pass.pooling = Pooling::Last;  // cheapest pooling; the pooled rows are not used
     pass.keep_layer_last = true;
-    const int64_t budget = s.batch_tokens > 0 ? s.batch_tokens : kDefaultBatchTokens;
-    int64_t longest = 0;
-    for (const SequenceInput& q : t.seqs) longest = std::max(longest, static_cast<int64_t>(q.ids.size()));
-    size_t done = 0;
-    for (const std::vector<size_t>& batch : plan_batches(t.seqs, std::max(longest, budget), s.batch_inputs)) {
-      std::vector<SequenceInput> part;
-      for (size_t i : batch) part.push_back(std::move(t.seqs[i]));
-      const RunOutput o = runner_->run(part, pass);
-      const int64_t n = static_cast<int64_t>(batch.size());
-      for (int64_t l = 0; l < out.n_layers; l++)
-        for (int64_t j = 0; j < n; j++)
-          std::copy_n(o.layer_last.data() + (l * n + j) * out.d_model, out.d_model,
-                      out.data.data() + (l * out.rows + static_cast<int64_t>(batch[static_cast<size_t>(j)])) * out.d_model);
-      done += batch.size();
-      if (s.progress) s.progress(done, t.seqs.size());
-    }
+    // Each sequence's last-token state after every block, into its rows of out.data.
+    struct LayerSink : PassSink {
+      LayerStates& out;
+      explicit LayerSink(LayerStates& o) : out(o) {}
+      void add(size_t seq, const RunOutput& o, size_t j) override {
+        const int64_t n = static_cast<int64_t>(o.cu_seqlens.size()) - 1;
+        for (int64_t l = 0; l < out.n_layers; l++)
+          std::copy_n(o.layer_last.data() + (l * n + static_cast<int64_t>(j)) * out.d_model, out.d_model,
+                      out.data.data() + (l * out.rows + static_cast<int64_t>(seq)) * out.d_model);
+      }
+    } sink(out);
+    Executor(*runner_, model_->readout()).run(std::move(t.seqs), pass, s, sink);
     return out;
   });
 }
@@ -226,7 +225,7 @@ Result<std::vector<float>> Context::rerank(const std::string& query, const std::
   return guarded<std::vector<float>>([&] {
     refuse_hidden_states(r);
     const ResolvedRequest rr = resolve_request(model_->describe(), r, Task::Rerank);
-    const Embeddings e = Executor(*runner_).run(rr, tokenize_pairs(*model_, rr, query, documents), s);
+    const Embeddings e = Executor(*runner_, model_->readout()).run(rr, tokenize_pairs(*model_, rr, query, documents), s);
     // The first output of the rank head: the score (P(yes) after the yes/no softmax).
     std::vector<float> scores(static_cast<size_t>(e.rows));
     for (int64_t i = 0; i < e.rows; i++) scores[i] = e.row(i)[0];
@@ -238,6 +237,8 @@ Result<BatchResult> Context::run(const TokenBatch& batch, const Request& r) {
   return guarded<BatchResult>([&] {
     if (r.precision != Precision::Float32)
       fail(ErrorKind::InvalidArgument, std::string("precision ") + precision_name(r.precision) + " applies to embed and embed_ids; run gives float rows");
+    if (r.outputs.sparse || r.outputs.colbert)
+      fail(ErrorKind::InvalidArgument, "sparse and colbert outputs come from embed and encode; run gives pooled rows and hidden states");
     const ResolvedRequest rr = resolve_request(model_->describe(), r, Task::Embed);
     BatchResult res;
     std::vector<SequenceInput> seqs;

@@ -7,6 +7,7 @@
 // The plain types (Status, Result, ModelOptions, ModelDescription, Embeddings) are engine/types.h.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -55,7 +56,8 @@ class Model {
   // The GGUF the model runs from (its metadata and tensor directory), mapped or held in memory.
   const gguf::File& gguf_file() const;
   // The sparse / ColBERT heads, or null when the file has neither.
-  const ReadoutHeads* readout_heads() const { return readout_ ? &*readout_ : nullptr; }
+  const ReadoutHeads* readout_heads() const { return readout_ ? &readout_->heads : nullptr; }
+  const Readout* readout() const { return readout_ ? &*readout_ : nullptr; }
 
  private:
   friend class Context;
@@ -66,16 +68,9 @@ class Model {
   ModelOptions options_;
   ModelDescription desc_;
   std::string rerank_template_;
-  std::optional<ReadoutHeads> readout_;
+  std::optional<Readout> readout_;
 };
 
-
-// Which read-outs Context::encode computes from its one forward pass per batch.
-struct Outputs {
-  bool dense = true;     // the pooled vector (the model's pooling; BGE-M3: CLS), finished as the Request says
-  bool sparse = false;   // token ids with weights (a sparse head: BGE-M3)
-  bool colbert = false;  // one normalized vector per token after CLS (a ColBERT head: BGE-M3)
-};
 
 // Per text, the read-outs asked for (the others empty).
 struct MultiOutput {
@@ -138,6 +133,11 @@ class Context {
   // chunking, KV-Embedding and quantized precisions do not apply. A head the model lacks is an error.
   Result<MultiOutput> encode(const std::vector<std::string>& texts, const Outputs& outputs, const Request& r = {},
                              const RunSettings& s = {});
+  // FlagEmbedding's compute_score of documents against a query on a model with both heads (BGE-M3):
+  // dense, sparse, colbert and the two weighted hybrids, from one encode of the query and the
+  // documents. weights: dense, sparse, colbert. An error's index is the document's (-1: the query).
+  Result<std::vector<M3Scores>> score_readouts(const std::string& query, const std::vector<std::string>& documents,
+                                               const std::array<double, 3>& weights, const Request& r = {}, const RunSettings& s = {});
   // Token ids instead of texts (OpenAI's token-array input): used as given, no special tokens added.
   Result<Embeddings> embed_ids(std::vector<std::vector<int32_t>> ids, const Request& r = {}, const RunSettings& s = {});
   // Scores per document in input order: P(yes) for yes/no rerankers (Qwen3-Reranker), the raw

@@ -25,7 +25,10 @@ std::vector<std::vector<size_t>> plan_batches(const std::vector<SequenceInput>& 
   return batches;
 }
 
-bool Executor::runs_in_pieces(const PassOptions& pass) const { return runner_.model().info().causal && !pass.kv.on(); }
+bool Executor::runs_in_pieces(const PassOptions& pass) const {
+  // Each layer's last-token state is read in the pass that holds the whole sequence.
+  return runner_.model().info().causal && !pass.kv.on() && !pass.keep_layer_last;
+}
 
 void Executor::run_pass(std::vector<PassInput>& inputs, const PassOptions& pass, int64_t piece) {
   if (inputs.empty()) return;
@@ -44,22 +47,25 @@ void Executor::run_pass(std::vector<PassInput>& inputs, const PassOptions& pass,
 }
 
 Embeddings Executor::run(const ResolvedRequest& r, Tokenized t, const RunSettings& s) {
-  RowAssembly rows(r, t);
-  const PassOptions pass = pass_options(r);
+  RowAssembly rows(r, t, readout_);
+  run(std::move(t.seqs), pass_options(r), s, rows);
+  return rows.finish(runner_);
+}
+
+void Executor::run(std::vector<SequenceInput> seqs, const PassOptions& pass, const RunSettings& s, PassSink& sink) {
   const int64_t piece = s.batch_tokens > 0 ? s.batch_tokens : kDefaultBatchTokens;
   int64_t longest = 0;
-  for (const SequenceInput& q : t.seqs) longest = std::max(longest, static_cast<int64_t>(q.ids.size()));
+  for (const SequenceInput& q : seqs) longest = std::max(longest, static_cast<int64_t>(q.ids.size()));
   const int64_t budget = runs_in_pieces(pass) ? piece : std::max(longest, piece);
   size_t done = 0;
-  for (const std::vector<size_t>& batch : plan_batches(t.seqs, budget, s.batch_inputs)) {
+  for (const std::vector<size_t>& batch : plan_batches(seqs, budget, s.batch_inputs)) {
     std::vector<PassInput> inputs;
     inputs.reserve(batch.size());
-    for (size_t i : batch) inputs.push_back(PassInput{&rows, i, std::move(t.seqs[i])});
+    for (size_t i : batch) inputs.push_back(PassInput{&sink, i, std::move(seqs[i])});
     run_pass(inputs, pass, piece);
     done += batch.size();
-    if (s.progress) s.progress(done, t.seqs.size());
+    if (s.progress) s.progress(done, seqs.size());
   }
-  return rows.finish(runner_);
 }
 
 }  // namespace embed

@@ -24,14 +24,15 @@ std::vector<std::vector<size_t>> plan_batches(const std::vector<SequenceInput>& 
 
 // One sequence of a pass: the request whose rows it feeds and its index among them.
 struct PassInput {
-  RowAssembly* rows;
+  PassSink* rows;
   size_t seq;
   SequenceInput input;
 };
 
 class Executor {
  public:
-  explicit Executor(Runner& runner) : runner_(runner) {}
+  // `readout`: the model's read-out heads (Model::readout()), for requests that ask for them.
+  explicit Executor(Runner& runner, const Readout* readout = nullptr) : runner_(runner), readout_(readout) {}
   // Whether a sequence longer than a pass can run in pieces: a causal model, without KV-Embedding
   // (its re-routing reads each sequence's last token, which only the last piece has). Otherwise a
   // pass grows to hold the longest sequence whole.
@@ -43,10 +44,14 @@ class Executor {
   // One request alone: its sequences in passes of RunSettings::batch_tokens (and batch_inputs),
   // its rows in input order, finished.
   Embeddings run(const ResolvedRequest& r, Tokenized t, const RunSettings& s);
+  // The same passes with each sequence's outputs handed to `sink` (what run() does with a
+  // RowAssembly): for readers of other per-sequence outputs, such as each layer's last-token state.
+  void run(std::vector<SequenceInput> seqs, const PassOptions& pass, const RunSettings& s, PassSink& sink);
   Runner& runner() { return runner_; }
 
  private:
   Runner& runner_;
+  const Readout* readout_;
 };
 
 }  // namespace embed

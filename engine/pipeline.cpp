@@ -213,7 +213,8 @@ PassOptions pass_options(const ResolvedRequest& r) {
   PassOptions p;
   p.pooling = r.late_chunking ? Pooling::None : r.pooling;  // late chunking pools spans of the token rows
   p.exclude_special = r.exclude_special;
-  p.keep_hidden = r.hidden_states;
+  // The sparse and ColBERT read-outs (RowAssembly) read every token's final hidden state.
+  p.keep_hidden = r.hidden_states || r.outputs.sparse || r.outputs.colbert;
   p.kv = r.kv;
   return p;
 }

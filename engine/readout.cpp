@@ -142,4 +142,33 @@ double hybrid_score(double dense, double sparse, double colbert, const double we
   return (weights[0] * dense + weights[1] * sparse + weights[2] * colbert) / sum;
 }
 
+std::vector<M3Scores> m3_scores(const Embeddings& e, const double weights[3]) {
+  EMBED_CHECK(e.rows >= 1 && e.sparse.size() == static_cast<size_t>(e.rows) && e.colbert.size() == static_cast<size_t>(e.rows),
+              "m3_scores needs the dense, sparse and colbert read-outs of the query and each document");
+  const double sd[3] = {weights[0], weights[1], 0.0};
+  std::vector<M3Scores> out;
+  for (int64_t i = 1; i < e.rows; i++) {
+    M3Scores s;
+    double dot = 0;
+    for (int64_t k = 0; k < e.cols; k++) dot += static_cast<double>(e.row(0)[k]) * e.row(i)[k];
+    s.dense = dot;
+    s.sparse = sparse_score(e.sparse[0], e.sparse[static_cast<size_t>(i)]);
+    s.colbert = colbert_score(e.colbert[0], e.colbert[static_cast<size_t>(i)]);
+    s.sparse_dense = hybrid_score(s.dense, s.sparse, 0.0, sd);
+    s.colbert_sparse_dense = hybrid_score(s.dense, s.sparse, s.colbert, weights);
+    out.push_back(s);
+  }
+  return out;
+}
+
+bool m3_score_by_name(const M3Scores& s, const std::string& name, double* out) {
+  if (name == "dense") *out = s.dense;
+  else if (name == "sparse") *out = s.sparse;
+  else if (name == "colbert") *out = s.colbert;
+  else if (name == "sparse+dense") *out = s.sparse_dense;
+  else if (name == "colbert+sparse+dense") *out = s.colbert_sparse_dense;
+  else return false;
+  return true;
+}
+
 }  // namespace embed

@@ -9,22 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "engine/types.h"
 #include "gguf/file.h"
 
 namespace embed {
-
-// Token ids with positive weights, ascending by id (each id once).
-struct SparseRow {
-  std::vector<int32_t> ids;
-  std::vector<float> weights;
-};
-
-// One L2-normalized vector per token after the first: rows x cols, row-major.
-struct MultiVectorRow {
-  int64_t rows = 0, cols = 0;
-  std::vector<float> data;
-  const float* row(int64_t i) const { return data.data() + i * cols; }
-};
 
 // The heads a file carries, decoded to f32 on the host at load (they are small: d_model + 1 and
 // (d_model + 1) x dim values).
@@ -51,11 +39,31 @@ class ReadoutHeads {
   float sparse_b_ = 0;
 };
 
+// A model's heads with the token ids its sparse weights never count (FlagEmbedding's unused_tokens:
+// the tokenizer's <s> / CLS, </s> / EOS, <pad> and <unk>), found once at load.
+struct Readout {
+  ReadoutHeads heads;
+  std::vector<int32_t> sparse_dropped;
+};
+
 // FlagEmbedding's BGEM3FlagModel scores: sparse = sum over shared ids of the product of weights
 // (compute_lexical_matching_score); ColBERT = mean over the query's vectors of the best dot product
 // with the document's (colbert_score).
 double sparse_score(const SparseRow& q, const SparseRow& d);
 double colbert_score(const MultiVectorRow& q, const MultiVectorRow& d);
+// FlagEmbedding's compute_score for one (query, document) pair: each mode's score and the two
+// weighted hybrids it reports ("sparse+dense", "colbert+sparse+dense").
+struct M3Scores {
+  double dense = 0, sparse = 0, colbert = 0, sparse_dense = 0, colbert_sparse_dense = 0;
+};
+// The scores of documents against a query from one encode of [query, documents...] (rows 0 and
+// 1.., with dense rows L2-normalized, sparse and colbert read-outs): weights are dense, sparse,
+// colbert (FlagEmbedding's weights_for_different_modes; its default is 1, 1, 1).
+std::vector<M3Scores> m3_scores(const Embeddings& query_then_documents, const double weights[3]);
+// The score a name picks ("dense", "sparse", "colbert", "sparse+dense", "colbert+sparse+dense",
+// compute_score's keys); false for another name.
+bool m3_score_by_name(const M3Scores& s, const std::string& name, double* out);
+
 // compute_score's weighted hybrid: sum(w_i * s_i) / sum(w_i) over the modes given (dense, sparse, colbert).
 double hybrid_score(double dense, double sparse, double colbert, const double weights[3]);
 

@@ -125,6 +125,26 @@ std::string FieldNames::operator()(const std::string& field) const {
   return field;
 }
 
+// The read-outs besides the pooled row need the model's heads and whole texts in one pass each
+// (a sequence's sparse weights and ColBERT vectors are its own tokens' rows, not a mean of windows).
+static void check_outputs(const ModelDescription& d, const Request& r, ResolvedRequest& out, Task task, const FieldNames& n) {
+  const Outputs& o = r.outputs;
+  out.outputs = o;
+  if (!o.sparse && !o.colbert) {
+    if (!o.dense) invalid(n("outputs") + ": none asked for (dense, sparse, colbert)");
+    return;
+  }
+  if (task == Task::Rerank) invalid(n("outputs") + " sparse and colbert apply to embedding, not to reranking");
+  if (o.sparse && !d.sparse_head)
+    invalid(d.path + " has no sparse head (cls.sparse: BGE-M3's sparse_linear.pt), so no sparse output");
+  if (o.colbert && d.colbert_dim == 0)
+    invalid(d.path + " has no ColBERT head (cls.colbert: BGE-M3's colbert_linear.pt), so no colbert output");
+  if (r.long_inputs != LongInputs::Refuse || r.late_chunking || r.kv_embedding)
+    invalid("sparse and colbert outputs take whole texts: leave out " + n("long_inputs") + ", " + n("late_chunking") + " and " +
+            n("kv_embedding"));
+  if (r.precision != Precision::Float32) invalid("sparse and colbert outputs are float: leave out " + n("precision"));
+}
+
 ResolvedRequest resolve_request(const ModelDescription& d, const Request& r, Task task, const FieldNames& n) {
   ResolvedRequest out;
   out.task = task;
@@ -181,6 +201,7 @@ ResolvedRequest resolve_request(const ModelDescription& d, const Request& r, Tas
     out.prompt = resolve_prompt(d.prompts, r.prompt, r.prompt_name);
   }
   resolve_long_inputs(d, r, task, out, n);
+  check_outputs(d, r, out, task, n);
   return out;
 }
 

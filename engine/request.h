@@ -51,11 +51,20 @@ struct CharSpan {
   bool operator==(const CharSpan& o) const { return begin == o.begin && end == o.end; }
 };
 
+// Which read-outs a request takes from its one forward pass per batch: the pooled row and, where
+// the model has the heads, BGE-M3's sparse weights and ColBERT vectors (engine/readout.h).
+struct Outputs {
+  bool dense = true;     // the pooled vector (the model's pooling; BGE-M3: CLS), finished as the Request says
+  bool sparse = false;   // token ids with weights (a sparse head: BGE-M3)
+  bool colbert = false;  // one normalized vector per token after CLS (a ColBERT head: BGE-M3)
+};
+
 struct Request {
   // Per forward pass (sequences batched together share these).
   std::optional<Pooling> pooling;  // default: the model's for Embed, Rank for Rerank
   bool exclude_special = false;    // mean pooling leaves out special tokens ([CLS], [SEP], BOS, ...)
   bool hidden_states = false;      // Context::run: also keep every token's final hidden state
+  Outputs outputs;                 // Embed: the read-outs (default: the pooled row only)
   // Per output row (may differ between requests in one forward pass).
   std::optional<int> normalize;    // -1 none, 0 max-abs int16 range, 1 L1, 2 L2, > 2 p-norm;
                                    // default 2, none for rank pooling
@@ -114,6 +123,7 @@ struct ResolvedRequest {
   Pooling pooling = Pooling::Mean;
   bool exclude_special = false;
   bool hidden_states = false;
+  Outputs outputs;
   RowFinish finish;
   int64_t max_tokens = 0;  // > 0
   bool truncate = false;

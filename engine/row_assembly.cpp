@@ -44,10 +44,24 @@ void quantize_output(Embeddings& e, const RowFinish& f) {
   std::vector<float>().swap(e.data);
 }
 
-RowAssembly::RowAssembly(const ResolvedRequest& r, const Tokenized& t)
-    : request_(r), n_seqs_(t.seqs.size()), combined_(!t.parts.empty()), per_token_(pass_options(r).pooling == Pooling::None) {
+RowAssembly::RowAssembly(const ResolvedRequest& r, const Tokenized& t, const Readout* readout)
+    : request_(r),
+      readout_(readout),
+      n_seqs_(t.seqs.size()),
+      combined_(!t.parts.empty()),
+      per_token_(pass_options(r).pooling == Pooling::None) {
   out_.warnings = t.warnings;
   out_.truncated = t.truncated;
+  const Outputs& want = r.outputs;
+  if (want.sparse || want.colbert) {
+    // resolve_request refuses these outputs with windows (parts) and on a model without the heads.
+    EMBED_CHECK(!combined_ && readout_, "RowAssembly: sparse / colbert outputs need whole texts and the model's heads");
+    if (want.sparse) {
+      out_.sparse.resize(n_seqs_);
+      for (const SequenceInput& q : t.seqs) ids_.push_back(q.ids);
+    }
+    if (want.colbert) out_.colbert.resize(n_seqs_);
+  }
   if (combined_) {
     parts_ = t.parts;
     part_rows_.resize(n_seqs_);
@@ -71,6 +85,7 @@ void RowAssembly::add(size_t seq, const RunOutput& o, size_t j) {
   for (const std::string& w : o.warnings)
     if (std::find(out_.warnings.begin(), out_.warnings.end(), w) == out_.warnings.end()) out_.warnings.push_back(w);
   if (combined_) return add_combined(seq, o, j);
+  add_readouts(seq, o, j);
   if (out_.data.empty()) {
     out_.cols = finished_width(o.cols, request_.finish);
     out_.data.resize(static_cast<size_t>(out_.rows * out_.cols));
@@ -79,6 +94,17 @@ void RowAssembly::add(size_t seq, const RunOutput& o, size_t j) {
   const int64_t src = per_token_ ? o.cu_seqlens[j] : static_cast<int64_t>(j);
   const int64_t n = per_token_ ? o.cu_seqlens[j + 1] - o.cu_seqlens[j] : 1;
   finish_rows(o.pooled.data() + src * o.cols, n, o.cols, request_.finish, out_.data.data() + dst * out_.cols);
+}
+
+// BGE-M3's sparse weights and ColBERT vectors from this sequence's final hidden states.
+void RowAssembly::add_readouts(size_t seq, const RunOutput& o, size_t j) {
+  const Outputs& want = request_.outputs;
+  if (!want.sparse && !want.colbert) return;
+  const int64_t d_model = static_cast<int64_t>(o.hidden.size()) / o.cu_seqlens.back();
+  const float* h = o.hidden.data() + static_cast<int64_t>(o.cu_seqlens[j]) * d_model;
+  const int64_t len = o.cu_seqlens[j + 1] - o.cu_seqlens[j];
+  if (want.sparse) out_.sparse[seq] = readout_->heads.sparse(h, ids_[seq].data(), len, readout_->sparse_dropped);
+  if (want.colbert) out_.colbert[seq] = readout_->heads.colbert(h, len);
 }
 
 // Keeps the pooled rows this sequence's parts read, [0, last part's end), for finish().

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/pipeline.h"
+#include "engine/readout.h"
 
 namespace embed {
 
@@ -22,21 +23,35 @@ void finish_rows(const float* in, int64_t rows, int64_t cols, const RowFinish& f
 // Quantizes finished float rows to f.precision (nothing for float32): e.data -> e.codes.
 void quantize_output(Embeddings& e, const RowFinish& f);
 
+// Where the executor hands each sequence's outputs of a pass: a request's RowAssembly, or a reader
+// of other per-sequence outputs (Context::layer_states). Sequence `seq` of the receiver is
+// sequence `j` of the pass that gave `o`; each sequence is added once, from any pass in any order.
+class PassSink {
+ public:
+  virtual ~PassSink() = default;
+  virtual void add(size_t seq, const RunOutput& o, size_t j) = 0;
+};
+
 // The rows of one request being assembled. Made from its Tokenized before its sequences go to
 // forward passes; add() takes each sequence's pooled output once, from any pass in any order;
 // finish() gives the rows in input order once every sequence was added.
-class RowAssembly {
+class RowAssembly : public PassSink {
  public:
-  RowAssembly(const ResolvedRequest& r, const Tokenized& t);
+  // `readout`: the model's heads, needed when the request asks for sparse or colbert outputs
+  // (resolve_request has checked that the model has them).
+  RowAssembly(const ResolvedRequest& r, const Tokenized& t, const Readout* readout = nullptr);
   // Sequence `seq` of this request is sequence `j` of the pass that gave `o`.
-  void add(size_t seq, const RunOutput& o, size_t j);
+  void add(size_t seq, const RunOutput& o, size_t j) override;
   // The finished rows; `runner` applies the model's projections to late chunking's pooled spans.
   Embeddings finish(Runner& runner);
   size_t sequences() const { return n_seqs_; }
 
  private:
   void add_combined(size_t seq, const RunOutput& o, size_t j);
+  void add_readouts(size_t seq, const RunOutput& o, size_t j);
   ResolvedRequest request_;
+  const Readout* readout_;
+  std::vector<std::vector<int32_t>> ids_;  // each sequence's token ids, for the sparse read-out
   size_t n_seqs_;
   bool combined_, per_token_;
   std::vector<std::vector<RowPart>> parts_;

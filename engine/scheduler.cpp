@@ -34,7 +34,7 @@ struct Scheduler::Job {
 };
 
 Scheduler::Scheduler(std::shared_ptr<const Model> model, const SchedulerOptions& o)
-    : model_(std::move(model)), options_(o), context_(model_, o.threads), executor_(context_.runner()) {
+    : model_(std::move(model)), options_(o), context_(model_, o.threads), executor_(context_.runner(), model_->readout()) {
   thread_ = std::thread([this] { loop(); });
 }
 
@@ -75,7 +75,7 @@ std::optional<Status> Scheduler::submit(const ResolvedRequest& r, Tokenized t, D
   job->interactive = tokens <= options_.interactive_tokens;
   job->done = std::move(done);
   job->cancelled = std::move(cancelled);
-  job->rows = std::make_unique<RowAssembly>(r, t);
+  job->rows = std::make_unique<RowAssembly>(r, t, model_->readout());
   job->seqs = std::move(t.seqs);
   job->unfinished = job->seqs.size();
   {

@@ -103,6 +103,19 @@ struct ModelDescription {
   int64_t colbert_dim = 0;
 };
 
+// A sparse read-out (engine/readout.h): token ids with positive weights, ascending by id (each id once).
+struct SparseRow {
+  std::vector<int32_t> ids;
+  std::vector<float> weights;
+};
+
+// One L2-normalized vector per token after the first: rows x cols, row-major.
+struct MultiVectorRow {
+  int64_t rows = 0, cols = 0;
+  std::vector<float> data;
+  const float* row(int64_t i) const { return data.data() + i * cols; }
+};
+
 // Row-major matrix: one row per text (per token with Pooling::None, see row_offsets). With a
 // quantized Request::precision the rows are `codes` (code_bytes per row: int8 and binary bytes are
 // signed, uint8 and ubinary unsigned) and `data` is empty; cols stays the number of dimensions.
@@ -118,6 +131,9 @@ struct Embeddings {
   std::vector<CharSpan> spans;        // late chunking: each row's chunk of its text
   size_t truncated = 0;               // texts cut to max_tokens
   std::vector<std::string> warnings;
+  // Read-outs of the same pass besides the pooled rows (Request::outputs), one per text when asked.
+  std::vector<SparseRow> sparse;
+  std::vector<MultiVectorRow> colbert;
   const float* row(int64_t i) const { return data.data() + i * cols; }
 };
 

@@ -5,10 +5,13 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/array.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <array>
+#include <cstdio>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -178,6 +181,67 @@ class PyModel {
     return to_numpy(std::move(scores), {n});
   }
 
+  // BGE-M3's read-outs of one pass (Context::encode) in FlagEmbedding's shapes: the dense rows as a
+  // float32 [n, dim] array (None unless asked), lexical weights as {str(token id): weight} per text,
+  // ColBERT vectors as a float32 [tokens - 1, dim] array per text; and the engine's warnings.
+  nb::tuple encode_outputs(nb::handle texts, const Request& r, bool dense, bool sparse, bool colbert, int64_t batch_inputs, int64_t batch_tokens,
+                           nb::object progress) {
+    const std::vector<std::string> in = utf8_texts(texts, "text");
+    const RunSettings s = run_settings(batch_inputs, batch_tokens, progress);
+    MultiOutput m = finish(call_released<MultiOutput>([&](Context& ctx) { return ctx.encode(in, Outputs{dense, sparse, colbert}, r, s); }));
+    nb::object dense_vecs = nb::none();
+    if (dense) {
+      const size_t rows = static_cast<size_t>(m.dense.rows), cols = static_cast<size_t>(m.dense.cols);
+      dense_vecs = nb::cast(to_numpy(std::move(m.dense.data), {rows, cols}));
+    }
+    nb::object lexical = nb::none(), colbert_vecs = nb::none();
+    if (sparse) {
+      nb::list l;
+      char key[16];
+      for (const SparseRow& row : m.sparse) {
+        nb::dict w;
+        for (size_t k = 0; k < row.ids.size(); k++) {
+          std::snprintf(key, sizeof key, "%d", row.ids[k]);
+          w[key] = row.weights[k];
+        }
+        l.append(w);
+      }
+      lexical = l;
+    }
+    if (colbert) {
+      nb::list l;
+      for (MultiVectorRow& row : m.colbert) {
+        const size_t rows = static_cast<size_t>(row.rows), cols = static_cast<size_t>(row.cols);
+        l.append(nb::cast(to_numpy(std::move(row.data), {rows, cols})));
+      }
+      colbert_vecs = l;
+    }
+    return nb::make_tuple(dense_vecs, lexical, colbert_vecs, m.dense.warnings);
+  }
+
+  // FlagEmbedding's compute_score of documents against a query (Context::score_readouts): the five
+  // scores as float64 arrays keyed as compute_score keys them.
+  nb::dict score_readouts(const std::string& query, nb::handle documents, std::array<double, 3> weights, const Request& r,
+                          int64_t batch_inputs, int64_t batch_tokens, nb::object progress) {
+    const std::vector<std::string> docs = utf8_texts(documents, "document");
+    const RunSettings s = run_settings(batch_inputs, batch_tokens, progress);
+    std::vector<M3Scores> all =
+        finish(call_released<std::vector<M3Scores>>([&](Context& ctx) { return ctx.score_readouts(query, docs, weights, r, s); }));
+    nb::dict out;
+    const std::pair<const char*, double M3Scores::*> keys[] = {{"dense", &M3Scores::dense},
+                                                               {"sparse", &M3Scores::sparse},
+                                                               {"colbert", &M3Scores::colbert},
+                                                               {"sparse+dense", &M3Scores::sparse_dense},
+                                                               {"colbert+sparse+dense", &M3Scores::colbert_sparse_dense}};
+    for (const auto& [name, member] : keys) {
+      std::vector<double> v;
+      for (const M3Scores& x : all) v.push_back(x.*member);
+      const size_t n = v.size();
+      out[name] = to_numpy(std::move(v), {n});
+    }
+    return out;
+  }
+
   // Token ids of each text as the model's tokenizer gives them (no prompt): what `embed tokenize`
   // prints, add_special false as its --no-special, split_special as its --split-special.
   std::vector<std::vector<int32_t>> tokenize(nb::handle texts, bool add_special, bool split_special) {
@@ -212,6 +276,8 @@ class PyModel {
     out["prompts"] = prompts;
     out["default_prompt_name"] = d.prompts.default_name.empty() ? nb::none() : nb::object(nb::str(d.prompts.default_name.c_str()));
     out["kernels"] = d.kernels;
+    out["sparse_head"] = d.sparse_head;
+    out["colbert_dim"] = d.colbert_dim;
     out["threads"] = threads_;
     return out;
   }
@@ -338,5 +404,9 @@ NB_MODULE(_core, m) {
       .def("embed", &PyModel::embed, "texts"_a, "request"_a, "batch_inputs"_a, "batch_tokens"_a, "progress"_a.none())
       .def("rerank", &PyModel::rerank, "query"_a, "documents"_a, "request"_a, "batch_inputs"_a, "batch_tokens"_a, "progress"_a.none())
       .def("tokenize", &PyModel::tokenize, "texts"_a, "add_special"_a, "split_special"_a)
+      .def("encode_outputs", &PyModel::encode_outputs, "texts"_a, "request"_a, "dense"_a, "sparse"_a, "colbert"_a, "batch_inputs"_a,
+           "batch_tokens"_a, "progress"_a.none())
+      .def("score_readouts", &PyModel::score_readouts, "query"_a, "documents"_a, "weights"_a, "request"_a, "batch_inputs"_a,
+           "batch_tokens"_a, "progress"_a.none())
       .def("describe", &PyModel::describe);
 }

@@ -133,7 +133,10 @@ class Model:
         kv_layers: tuple[int, int] | None = None,
         kv_bias: float | None = None,
         pooling: str | None = None,
-    ) -> np.ndarray:
+        return_dense: bool = True,
+        return_sparse: bool = False,
+        return_colbert_vecs: bool = False,
+    ):
         """Vectors of `texts` as a float32 array [len(texts), dim] (a single str gives [dim]),
         row i for text i, each bit-identical to what the `embed` command gives for that text.
 
@@ -158,6 +161,14 @@ class Model:
         `embed kv-layers -o`, else the middle third), kv_bias: the re-routed position's logit bias
         (default 1.0). pooling: "mean", "cls", "last" or "hybrid" ((last + mean) / 2) instead of
         the model's own (--pooling); None: the model's, or hybrid with kv_embedding.
+
+        return_sparse / return_colbert_vecs (a model with BGE-M3's sparse / ColBERT heads): the
+        read-outs of the same forward pass, answered as FlagEmbedding's BGEM3FlagModel.encode does:
+        a dict with "dense_vecs" (the array above, None unless return_dense), "lexical_weights" (per
+        text a dict {str(token id): weight}) and "colbert_vecs" (per text a float32 array, one unit
+        vector per token after the first); None for what was not asked. A single str gives the
+        single text's items. The same numbers as `embed --output dense,sparse,colbert` and the
+        server's /embed_sparse and /embed_multi_vector.
 
         An empty text raises InvalidInputError naming its index, as the command and the server
         refuse it (a vector of the special tokens alone would stand for no text).
@@ -201,6 +212,22 @@ class Model:
             if isinstance(kv_bias, bool) or not isinstance(kv_bias, (int, float, np.floating, np.integer)):
                 raise InvalidInputError(f"kv_bias must be a number, not {kv_bias!r}", "invalid argument")
             request.kv_bias = float(kv_bias)
+        if return_sparse or return_colbert_vecs or not return_dense:
+            dense, lexical, colbert, notes = self._core.encode_outputs(
+                [texts] if single else texts,
+                request,
+                bool(return_dense),
+                bool(return_sparse),
+                bool(return_colbert_vecs),
+                _positive_or_zero("batch_size", batch_size),
+                _positive_or_zero("batch_tokens", batch_tokens),
+                _progress(show_progress_bar, "texts"),
+            )
+            _warn(notes)
+            out = {"dense_vecs": dense, "lexical_weights": lexical, "colbert_vecs": colbert}
+            if single:
+                out = {k: (None if v is None else v[0]) for k, v in out.items()}
+            return out
         rows, notes = self._core.embed(
             [texts] if single else texts,
             request,
@@ -215,6 +242,49 @@ class Model:
                 width = (width + 7) // 8
             return np.empty((0, width), dtype=rows.dtype)
         return rows[0] if single else rows
+
+    def compute_score(
+        self,
+        sentence_pairs,
+        weights_for_different_modes: Sequence[float] | None = None,
+        batch_size: int | None = None,
+        truncate: bool = True,
+        show_progress_bar: bool | None = None,
+    ) -> dict:
+        """FlagEmbedding's BGEM3FlagModel.compute_score on a model with BGE-M3's sparse and ColBERT
+        heads: for each (query, passage) pair the "dense", "sparse", "colbert", "sparse+dense" and
+        "colbert+sparse+dense" scores, each a list in pair order (floats for a single pair).
+        weights_for_different_modes: [dense, sparse, colbert] (default [1, 1, 1], as FlagEmbedding).
+        Pairs that share a query are scored from one pass over that query and their passages; the
+        scores are what `embed rerank --score NAME` prints. truncate: cut texts longer than the
+        model's context (FlagEmbedding cuts at max_passage_length)."""
+        single = isinstance(sentence_pairs, tuple) and len(sentence_pairs) == 2 and all(isinstance(x, str) for x in sentence_pairs)
+        pairs = [sentence_pairs] if single else list(sentence_pairs)
+        for i, p in enumerate(pairs):
+            if not (isinstance(p, (tuple, list)) and len(p) == 2 and all(isinstance(x, str) for x in p)):
+                raise InvalidInputError(f"sentence_pairs[{i}] is not a (query, passage) pair of str", "invalid argument")
+        w = [1.0, 1.0, 1.0] if weights_for_different_modes is None else [float(x) for x in weights_for_different_modes]
+        if len(w) != 3:
+            raise InvalidInputError(f"weights_for_different_modes must be [dense, sparse, colbert], not {weights_for_different_modes!r}",
+                                    "invalid argument")
+        request = Request()
+        request.truncate = bool(truncate)
+        keys = ("dense", "sparse", "colbert", "sparse+dense", "colbert+sparse+dense")
+        out = {k: [0.0] * len(pairs) for k in keys}
+        by_query: dict[str, list[int]] = {}
+        for i, (q, _) in enumerate(pairs):
+            by_query.setdefault(q, []).append(i)
+        for q, idx in by_query.items():
+            scores = self._core.score_readouts(
+                q, [pairs[i][1] for i in idx], w, request, _positive_or_zero("batch_size", batch_size), 0,
+                _progress(show_progress_bar, "passages"),
+            )
+            for k in keys:
+                for j, i in enumerate(idx):
+                    out[k][i] = float(scores[k][j])
+        if single:
+            return {k: v[0] for k, v in out.items()}
+        return out
 
     def rerank(
         self,

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "tests/convert/xlmr_folders.h"
+#include "tests/server/server_process.h"
 
 using namespace embed::convert::testing;
 
@@ -150,4 +151,154 @@ TEST_CASE("embed --output: a head the model lacks, an unknown output and misplac
   const Run fmt = run_embed(f.m3.string() + in + " --output sparse -f npy");
   CHECK(fmt.code == 2);
   CHECK_THAT(fmt.err, Catch::Contains("--output writes JSON lines"));
+}
+
+namespace {
+
+// FlagEmbedding's scores written out from the CLI's read-outs (m3.py): dense = q . p of the
+// L2-normalized rows; sparse = sum over shared ids of w_q * w_p; colbert = mean over the query's
+// vectors of the best dot product with the passage's; the hybrids are weighted means.
+double dot(const nlohmann::json& a, const nlohmann::json& b) {
+  double s = 0;
+  for (size_t k = 0; k < a.size(); k++) s += a[k].get<double>() * b[k].get<double>();
+  return s;
+}
+
+double lexical(const nlohmann::json& q, const nlohmann::json& p) {
+  double s = 0;
+  for (const auto& a : q)
+    for (const auto& b : p)
+      if (a["index"] == b["index"]) s += a["value"].get<double>() * b["value"].get<double>();
+  return s;
+}
+
+double maxsim(const nlohmann::json& q, const nlohmann::json& p) {
+  double total = 0;
+  for (const auto& v : q) {
+    double best = -1e300;
+    for (const auto& u : p) best = std::max(best, dot(v, u));
+    total += best;
+  }
+  return total / static_cast<double>(q.size());
+}
+
+std::vector<float> floats(const nlohmann::json& row) {
+  std::vector<float> v;
+  for (const auto& x : row) v.push_back(x.get<float>());
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("embed rerank --score on a BGE-M3-shaped model: compute_score's five scores, worked from the read-outs", "[cli][m3]") {
+  Folders f;
+  const std::string query = "Wer sitzt auf der Matte?";
+  // The query as a one-line file, for its read-outs through `embed --output`.
+  const fs::path qfile = f.dir.path() / "query.txt";
+  write_text(qfile, query + "\n");
+  const Run q = run_embed(f.m3.string() + " " + qfile.string() + " --output dense,sparse,colbert");
+  const Run d = run_embed(f.m3.string() + " " + f.input.string() + " --output dense,sparse,colbert");
+  INFO(q.err << d.err);
+  REQUIRE(q.code == 0);
+  REQUIRE(d.code == 0);
+  const nlohmann::json qr = json_lines(q.out).at(0);
+  const auto docs = json_lines(d.out);
+  const double w[3] = {0.4, 0.2, 0.4};
+  size_t checked = 0;
+  for (const char* name : {"dense", "sparse", "colbert", "sparse+dense", "colbert+sparse+dense"}) {
+    const Run r = run_embed("rerank " + f.m3.string() + " " + f.input.string() + " --query '" + query + "' --score " + name +
+                            " --weights 0.4,0.2,0.4 --format jsonl");
+    INFO(name << ": " << r.err);
+    REQUIRE(r.code == 0);
+    const auto ranked = json_lines(r.out);
+    REQUIRE(ranked.size() == 3);
+    for (const auto& row : ranked) {
+      const nlohmann::json& p = docs.at(row["index"].get<size_t>());
+      const double s_dense = dot(qr["dense"], p["dense"]), s_sparse = lexical(qr["sparse"], p["sparse"]),
+                   s_colbert = maxsim(qr["colbert"], p["colbert"]);
+      const std::string n = name;
+      const double want = n == "dense"          ? s_dense
+                          : n == "sparse"       ? s_sparse
+                          : n == "colbert"      ? s_colbert
+                          : n == "sparse+dense" ? (w[1] * s_sparse + w[0] * s_dense) / (w[0] + w[1])
+                                                : (w[0] * s_dense + w[1] * s_sparse + w[2] * s_colbert) / (w[0] + w[1] + w[2]);
+      CHECK(row["relevance_score"].get<double>() == Approx(want).epsilon(1e-6).margin(1e-7));
+      checked++;
+    }
+  }
+  CHECK(checked == 15);
+  const Run bad = run_embed("rerank " + f.m3.string() + " " + f.input.string() + " --query x --score lexical");
+  CHECK(bad.code == 2);
+  CHECK_THAT(bad.err, Catch::Contains("unknown --score 'lexical'"));
+  const Run plain = run_embed("rerank " + f.plain.string() + " " + f.input.string() + " --query x --score dense");
+  CHECK(plain.code == 2);
+  CHECK_THAT(plain.err, Catch::Contains("lacks a sparse head"));
+}
+
+TEST_CASE("embed serve: /embed_sparse, /embed_multi_vector and M3 scores on /v1/rerank equal the command's numbers", "[cli][m3][server]") {
+  Folders f;
+  const Run cli = run_embed(f.m3.string() + " " + f.input.string() + " --output sparse,colbert");
+  INFO(cli.err);
+  REQUIRE(cli.code == 0);
+  const auto rows = json_lines(cli.out);
+  REQUIRE(rows.size() == 3);
+  embed::test::ServerProcess s(f.m3.string());
+  REQUIRE(s.port() > 0);
+  httplib::Client c("127.0.0.1", s.port());
+  const nlohmann::json inputs = {"Die Katze sitzt auf der Matte.", "A man is playing a guitar.", "日本語のテキストです。"};
+  auto sparse = c.Post("/embed_sparse", nlohmann::json{{"inputs", inputs}}.dump(), "application/json");
+  REQUIRE(sparse);
+  INFO(sparse->body);
+  REQUIRE(sparse->status == 200);
+  const auto sj = nlohmann::json::parse(sparse->body);
+  auto multi = c.Post("/embed_multi_vector", nlohmann::json{{"inputs", inputs}}.dump(), "application/json");
+  REQUIRE(multi);
+  REQUIRE(multi->status == 200);
+  const auto mj = nlohmann::json::parse(multi->body);
+  REQUIRE(sj.size() == 3);
+  REQUIRE(mj.size() == 3);
+  for (size_t i = 0; i < 3; i++) {
+    REQUIRE(sj[i].size() == rows[i]["sparse"].size());
+    for (size_t k = 0; k < sj[i].size(); k++) {
+      CHECK(sj[i][k]["index"] == rows[i]["sparse"][k]["index"]);
+      CHECK(sj[i][k]["value"].get<float>() == rows[i]["sparse"][k]["value"].get<float>());  // the same float, bit for bit
+    }
+    REQUIRE(mj[i].size() == rows[i]["colbert"].size());
+    for (size_t t = 0; t < mj[i].size(); t++) CHECK(floats(mj[i][t]) == floats(rows[i]["colbert"][t]));
+  }
+  // A single string is one input; "model" is accepted.
+  auto one = c.Post("/embed_sparse", R"({"inputs": "A man is playing a guitar.", "model": "x"})", "application/json");
+  REQUIRE(one);
+  REQUIRE(one->status == 200);
+  CHECK(nlohmann::json::parse(one->body) == nlohmann::json::array({sj[1]}));
+  // M3 scores on the rerank route: the command's --score, the same float.
+  const Run ranked = run_embed("rerank " + f.m3.string() + " " + f.input.string() +
+                               " --query 'Wer sitzt auf der Matte?' --score sparse+dense --weights 1,0.3,1 --format jsonl");
+  REQUIRE(ranked.code == 0);
+  auto rr = c.Post("/v1/rerank",
+                   nlohmann::json{{"query", "Wer sitzt auf der Matte?"}, {"documents", inputs}, {"score", "sparse+dense"}, {"weights", {1, 0.3, 1}}}
+                       .dump(),
+                   "application/json");
+  REQUIRE(rr);
+  INFO(rr->body);
+  REQUIRE(rr->status == 200);
+  const auto results = nlohmann::json::parse(rr->body)["results"];
+  const auto want = json_lines(ranked.out);
+  REQUIRE(results.size() == want.size());
+  for (size_t k = 0; k < want.size(); k++) {
+    CHECK(results[k]["index"] == want[k]["index"]);
+    CHECK(results[k]["relevance_score"].get<float>() == want[k]["relevance_score"].get<float>());
+  }
+  auto bad = c.Post("/v1/rerank", R"({"query": "q", "documents": ["d"], "score": "lexical"})", "application/json");
+  REQUIRE(bad);
+  CHECK(bad->status == 422);
+  CHECK_THAT(bad->body, Catch::Contains("field 'score'"));
+  // A model without the heads: TEI's 424 for /embed_sparse.
+  embed::test::ServerProcess plain(f.plain.string());
+  REQUIRE(plain.port() > 0);
+  httplib::Client pc("127.0.0.1", plain.port());
+  auto none = pc.Post("/embed_sparse", R"({"inputs": ["x"]})", "application/json");
+  REQUIRE(none);
+  CHECK(none->status == 424);
+  CHECK_THAT(none->body, Catch::Contains("no sparse head"));
 }

@@ -135,6 +135,10 @@ struct RerankCommand {
   std::string truncate_direction;  // which end of a long document is kept (empty: right = the start)
   bool split_special = false;  // special-token text in the query and documents is plain text
   std::string format;        // empty: text table; json, jsonl
+  // A model with BGE-M3's heads and no classifier: compute_score's score by this name (dense,
+  // sparse, colbert, sparse+dense, colbert+sparse+dense) with these weights (dense,sparse,colbert).
+  std::string score;
+  std::string weights = "1,1,1";
   int threads = 0;
   bool skip_empty = false;
   std::string device = "cpu";

@@ -274,6 +274,10 @@ int rerank_main(int argc, char** argv) {
   app.add_option("--truncate-direction", o.truncate_direction, "right (default): keep the start of a long document; left: keep its end");
   app.add_flag("--split-special", o.split_special, kSplitSpecialHelp);
   app.add_option("-f,--format", o.format, "text (default), json, jsonl");
+  app.add_option("--score", o.score,
+                 "On a model with BGE-M3's sparse and ColBERT heads instead of a classifier: score by dense, sparse, colbert, "
+                 "sparse+dense or colbert+sparse+dense (FlagEmbedding's compute_score)");
+  app.add_option("--weights", o.weights, "--score's weights of dense, sparse and colbert (default 1,1,1)");
   app.add_option("-t,--threads", o.threads, "CPU threads");
   app.add_flag("--skip-empty", o.skip_empty, "Leave empty lines out instead of failing");
   app.add_option("--device", o.device, "cpu (default) or cuda");

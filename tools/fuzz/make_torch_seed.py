@@ -3,6 +3,7 @@
 # torch.save writes it (a stored zip: archive/data.pkl, a protocol-2 pickle of an OrderedDict of
 # torch._utils._rebuild_tensor_v2 calls on persistent storages; archive/data/<key>; byteorder;
 # version), with the standard library only (no torch on CI). Usage: make_torch_seed.py OUT_FILE
+# torch_save_bytes() is also what tests/python/test_readouts.py writes BGE-M3's heads with.
 import struct
 import sys
 import zipfile
@@ -30,11 +31,19 @@ def tensor(key, shape):
             + b"".join(integer(s) for s in strides) + b"t\x89ccollections\nOrderedDict\n)RtR")
 
 
-pickle = (b"\x80\x02ccollections\nOrderedDict\n)R(" + unicode("weight") + tensor("0", [2, 3]) + unicode("bias")
-          + tensor("1", [2]) + b"u.")
-with zipfile.ZipFile(sys.argv[1], "w", compression=zipfile.ZIP_STORED) as z:
-    z.writestr("archive/data.pkl", pickle)
-    z.writestr("archive/data/0", struct.pack("<6f", 0.5, -1.25, 2.0, 0.0, 3.5, -0.75))
-    z.writestr("archive/data/1", struct.pack("<2f", 0.125, -0.5))
-    z.writestr("archive/byteorder", "little")
-    z.writestr("archive/version", "3\n")
+def torch_save_bytes(path, tensors):
+    """Writes {name: (shape, float values)} (in order) to `path` as torch.save's zip."""
+    pickle = b"\x80\x02ccollections\nOrderedDict\n)R("
+    for i, (name, (shape, _)) in enumerate(tensors.items()):
+        pickle += unicode(name) + tensor(str(i), list(shape))
+    pickle += b"u."
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED) as z:
+        z.writestr("archive/data.pkl", pickle)
+        for i, (_, (_, values)) in enumerate(tensors.items()):
+            z.writestr(f"archive/data/{i}", struct.pack(f"<{len(values)}f", *values))
+        z.writestr("archive/byteorder", "little")
+        z.writestr("archive/version", "3\n")
+
+
+if __name__ == "__main__":
+    torch_save_bytes(sys.argv[1], {"weight": ([2, 3], [0.5, -1.25, 2.0, 0.0, 3.5, -0.75]), "bias": ([2], [0.125, -0.5])})

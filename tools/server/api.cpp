@@ -199,6 +199,9 @@ std::string Api::info() const {
               {"model_type", type},
               {"architecture", d.arch},
               {"embedding_dim", d.embedding_dim},
+              // embed's: the read-outs besides the pooled row (/embed_sparse, /embed_multi_vector).
+              {"sparse_head", d.sparse_head},
+              {"colbert_dim", d.colbert_dim},
               {"max_input_length", config_.max_input_tokens},
               {"max_concurrent_requests", s.max_requests},
               {"max_batch_tokens", s.max_batch_tokens},
@@ -292,6 +295,8 @@ const std::vector<Route>& RouteTable::routes() {
       {"/embeddings", Method::Post, [](Api& a, C c) { a.embeddings_openai(c); }},
       {"/embed", Method::Post, [](Api& a, C c) { a.embed_tei(c, false); }},
       {"/embed_all", Method::Post, [](Api& a, C c) { a.embed_tei(c, true); }},
+      {"/embed_sparse", Method::Post, [](Api& a, C c) { a.embed_readout(c, true); }},
+      {"/embed_multi_vector", Method::Post, [](Api& a, C c) { a.embed_readout(c, false); }},
       {"/embedding", Method::Post, [](Api& a, C c) { a.embedding_llama(c); }},
       {"/rerank", Method::Post, [](Api& a, C c) { a.rerank(c, field(c->body, "documents") != nullptr); }},
       {"/v1/rerank", Method::Post, [](Api& a, C c) { a.rerank(c, true); }},

@@ -62,12 +62,15 @@ class Api : public Handler {
  private:
   friend struct RouteTable;
   // Tokenizes and queues one resolved request; `format` turns its rows into the answer.
+  // query_first: inputs[0] is the query (BGE-M3 scoring), so errors name the field's items from 1.
   void compute(const std::shared_ptr<Call>& c, const ResolvedRequest& r, const char* field_name, const std::string& query, Inputs inputs,
-               std::function<HttpResponse(const Embeddings&)> format);
+               std::function<HttpResponse(const Embeddings&)> format, bool query_first = false);
   void dispatch(const std::shared_ptr<Call>& call);
   void embeddings_openai(const std::shared_ptr<Call>& c);
   void embed_tei(const std::shared_ptr<Call>& c, bool all_tokens);
   void embedding_llama(const std::shared_ptr<Call>& c);
+  // /embed_sparse (sparse true) and /embed_multi_vector (api_readouts.cpp).
+  void embed_readout(const std::shared_ptr<Call>& c, bool sparse);
   void rerank(const std::shared_ptr<Call>& c, bool jina);
   void tokenize(const std::shared_ptr<Call>& c);
   void decode(const std::shared_ptr<Call>& c, bool llama);

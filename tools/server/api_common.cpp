@@ -120,6 +120,23 @@ Inputs parse_inputs(const json& body, const char* name, size_t max_items, bool r
   return in;
 }
 
+void read_truncation(const json& body, Request& r) {
+  if (auto t = bool_field(body, "truncate")) r.truncate = *t;
+  if (auto d = string_field(body, "truncation_direction"))
+    if (!parse_truncation_direction(*d, &r.truncation_direction))
+      throw ApiError{422, "Validation", "field 'truncation_direction' must be \"Left\" or \"Right\", not \"" + *d + "\"",
+                     "truncation_direction"};
+}
+
+void drop_pooled_row_defaults(Request& r) {
+  r.precision = Precision::Float32;
+  r.ranges = nullptr;
+  r.kv_embedding = false;
+  r.kv_layers.reset();
+  r.kv_bias.reset();
+  r.prompt_template.reset();
+}
+
 std::vector<std::string> parse_strings(const json& body, const char* name, size_t max_items) {
   const Inputs in = parse_inputs(body, name, max_items);
   if (in.are_ids) throw ApiError{422, "Validation", std::string("field '") + name + "' must hold strings", name};

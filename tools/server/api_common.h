@@ -62,6 +62,11 @@ struct Inputs {
 // A string, an array of strings, an array of token ids, or an array of token-id arrays; empty
 // inputs are 400, more than `max_items` 413, anything else 422, each naming field[index].
 Inputs parse_inputs(const json& body, const char* name, size_t max_items, bool required = true);
+// TEI's truncate (null: the server's default) and truncation_direction ("Left" / "Right").
+void read_truncation(const json& body, Request& r);
+// Leaves out the server's defaults for pooled rows (--precision, --template, --kv-*): for answers
+// that are not those rows (per-token states, sparse and ColBERT read-outs, M3 scores).
+void drop_pooled_row_defaults(Request& r);
 std::vector<std::string> parse_strings(const json& body, const char* name, size_t max_items);
 
 // "[v0,v1,...]" with the shortest text that reads back as the same float32.

@@ -3,12 +3,14 @@
 // extensions: precision, prompt_template, kv_*) onto one embed::Request, hands the inputs to the
 // scheduler and formats the rows it gets back (floats, or quantized codes).
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <limits>
 #include <numeric>
 
 #include "engine/pipeline.h"
+#include "engine/readout.h"
 #include "tools/server/api_common.h"
 
 namespace embed::server {
@@ -19,15 +21,6 @@ using Clock = std::chrono::steady_clock;
 std::string ms(double seconds) { return std::to_string(static_cast<int64_t>(std::llround(seconds * 1000))); }
 
 int64_t total_tokens(const Embeddings& e) { return std::accumulate(e.n_tokens.begin(), e.n_tokens.end(), int64_t{0}); }
-
-// TEI's truncate (null: the server's default) and truncation_direction ("Left" / "Right").
-void read_truncation(const json& body, Request& r) {
-  if (auto t = bool_field(body, "truncate")) r.truncate = *t;
-  if (auto d = string_field(body, "truncation_direction"))
-    if (!parse_truncation_direction(*d, &r.truncation_direction))
-      throw ApiError{422, "Validation", "field 'truncation_direction' must be \"Left\" or \"Right\", not \"" + *d + "\"",
-                     "truncation_direction"};
-}
 
 void read_dimensions(const json& body, Request& r) {
   if (auto d = int_field(body, "dimensions")) {
@@ -144,7 +137,7 @@ float sigmoid(float x) { return static_cast<float>(1.0 / (1.0 + std::exp(-static
 }  // namespace
 
 void Api::compute(const std::shared_ptr<Call>& c, const ResolvedRequest& rr, const char* field_name, const std::string& query, Inputs in,
-                  std::function<HttpResponse(const Embeddings&)> format) {
+                  std::function<HttpResponse(const Embeddings&)> format, bool query_first) {
   const Clock::time_point start = Clock::now();
   Tokenized t;
   try {
@@ -152,9 +145,12 @@ void Api::compute(const std::shared_ptr<Call>& c, const ResolvedRequest& rr, con
     else if (in.are_ids) t = sequences_from_ids(*model_, rr, std::move(in.ids));
     else t = tokenize_texts(*model_, rr, in.texts);
   } catch (const InputError& e) {
-    const std::string at = std::string(field_name) + "[" + std::to_string(e.index()) + "]: ";
-    if (e.too_long()) throw ApiError{413, "Validation", at + e.what() + " (send truncate: true to cut it)", field_name, e.index()};
-    throw ApiError{422, "Tokenizer", at + e.what(), field_name, e.index()};
+    // query_first: input 0 is the query, the field's items are inputs 1..
+    const int64_t index = e.index() - (query_first ? 1 : 0);
+    const char* field = index < 0 ? "query" : field_name;
+    const std::string at = index < 0 ? "query: " : std::string(field_name) + "[" + std::to_string(index) + "]: ";
+    if (e.too_long()) throw ApiError{413, "Validation", at + e.what() + " (send truncate: true to cut it)", field, index};
+    throw ApiError{422, "Tokenizer", at + e.what(), field, index};
   } catch (const Error& e) {
     throw ApiError{422, "Validation", e.what(), field_name, -1};
   }
@@ -332,14 +328,44 @@ void Api::embedding_llama(const std::shared_ptr<Call>& c) {
 
 void Api::rerank(const std::shared_ptr<Call>& c, bool jina) {
   const ModelDescription& d = model_->describe();
-  if (d.n_cls_out == 0)
-    throw ApiError{400, "Validation", "this model is not a reranker (it has no classifier head): use /embed or /v1/embeddings", ""};
+  const bool by_readouts = d.n_cls_out == 0 && d.sparse_head && d.colbert_dim > 0;  // BGE-M3: compute_score
+  if (d.n_cls_out == 0 && !by_readouts)
+    throw ApiError{400, "Validation",
+                   "this model is not a reranker (it has no classifier head, nor BGE-M3's sparse and ColBERT heads): use /embed or "
+                   "/v1/embeddings",
+                   ""};
   const json& b = c->body;
   const std::optional<std::string> query = string_field(b, "query");
   if (!query) throw ApiError{422, "Validation", "missing field 'query'", "query"};
   if (query->empty()) throw ApiError{400, "Empty", "field 'query' is empty", "query"};
-  Request r = base_request(Task::Rerank);
+  Request r = base_request(by_readouts ? Task::Embed : Task::Rerank);
   read_truncation(b, r);
+  // BGE-M3: compute_score's score named by "score" (default colbert+sparse+dense) with "weights"
+  // [dense, sparse, colbert] (default [1, 1, 1]), from one pass over the query and the documents.
+  std::string score_name = "colbert+sparse+dense";
+  std::array<double, 3> weights{1, 1, 1};
+  if (by_readouts) {
+    if (auto sn = string_field(b, "score")) score_name = *sn;
+    double probe = 0;
+    if (!m3_score_by_name(M3Scores{}, score_name, &probe))
+      throw ApiError{422, "Validation",
+                     "field 'score' must be \"dense\", \"sparse\", \"colbert\", \"sparse+dense\" or \"colbert+sparse+dense\", not \"" +
+                         score_name + "\"",
+                     "score"};
+    if (const json* w = field(b, "weights")) {
+      bool good = w->is_array() && w->size() == 3;
+      for (size_t k = 0; good && k < 3; k++) {
+        good = (*w)[k].is_number() && (*w)[k].get<double>() >= 0 && (*w)[k].get<double>() <= 1e6;
+        if (good) weights[k] = (*w)[k].get<double>();
+      }
+      if (!good || !(weights[0] + weights[1] > 0))
+        throw ApiError{422, "Validation", "field 'weights' must be [dense, sparse, colbert]: three numbers >= 0, dense + sparse > 0", "weights"};
+    }
+    r.outputs = Outputs{true, true, true};
+    drop_pooled_row_defaults(r);
+    r.dimensions.reset();
+    r.normalize = 2;
+  }
   const char* docs_field = jina ? "documents" : "texts";
   Inputs in;
   if (jina) {
@@ -359,11 +385,21 @@ void Api::rerank(const std::shared_ptr<Call>& c, bool jina) {
   if (jina) string_field(b, "model");
   const bool probability = d.rank_probability;
   std::vector<std::string> texts = with_text ? in.texts : std::vector<std::string>{};
-  compute(c, resolve(d, b, r, Task::Rerank), docs_field, *query, std::move(in),
-          [this, jina, raw, probability, top_n, texts = std::move(texts)](const Embeddings& e) {
-            // The head's first output: a logit (sigmoid unless raw_scores), or P(yes) already.
-            std::vector<float> score(static_cast<size_t>(e.rows));
-            for (int64_t i = 0; i < e.rows; i++) score[i] = raw || probability ? e.row(i)[0] : sigmoid(e.row(i)[0]);
+  if (by_readouts) in.texts.insert(in.texts.begin(), *query);  // one pass: the query is input 0
+  compute(c, resolve(d, b, r, by_readouts ? Task::Embed : Task::Rerank), docs_field, *query, std::move(in),
+          [this, jina, raw, probability, top_n, texts = std::move(texts), by_readouts, score_name, weights](const Embeddings& e) {
+            std::vector<float> score;
+            if (by_readouts) {
+              // compute_score's similarity as it is (no sigmoid: it is not a logit).
+              for (const M3Scores& s : m3_scores(e, weights.data())) {
+                double v = 0;
+                m3_score_by_name(s, score_name, &v);
+                score.push_back(static_cast<float>(v));
+              }
+            } else {
+              // The head's first output: a logit (sigmoid unless raw_scores), or P(yes) already.
+              for (int64_t i = 0; i < e.rows; i++) score.push_back(raw || probability ? e.row(i)[0] : sigmoid(e.row(i)[0]));
+            }
             std::vector<size_t> order(score.size());
             std::iota(order.begin(), order.end(), size_t{0});
             std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return score[a] > score[b]; });
@@ -379,7 +415,8 @@ void Api::rerank(const std::shared_ptr<Call>& c, bool jina) {
                                   : results;
             res.body = out.dump(-1, ' ', false, json::error_handler_t::replace);
             return res;
-          });
+          },
+          by_readouts);
 }
 
 }  // namespace embed::server

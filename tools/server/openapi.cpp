@@ -102,6 +102,14 @@ std::string openapi_document(const std::string& model_name) {
                              {{"inputs", inputs_schema()}, {"truncate", boolean}, {"truncation_direction", direction}, {"prompt_name", str},
                               {"prompt_template", str}},
                              {"inputs"}, "[[[float]]]: per input, one vector per token");
+  paths["/embed_sparse"] = post("TEI sparse embedding (BGE-M3's sparse head): per input its non-zero token weights, ascending token id",
+                                {{"inputs", inputs_schema()}, {"truncate", boolean}, {"truncation_direction", direction}, {"prompt_name", str},
+                                 {"model", str}},
+                                {"inputs"}, "[[{index, value}]]: per input, token ids with their weights");
+  paths["/embed_multi_vector"] = post("ColBERT multi-vectors (BGE-M3's colbert head): per input one unit vector per token after CLS",
+                                      {{"inputs", inputs_schema()}, {"truncate", boolean}, {"truncation_direction", direction},
+                                       {"prompt_name", str}, {"model", str}},
+                                      {"inputs"}, "[[[float]]]: per input, one vector per token after the first");
   paths["/embedding"] = post("llama.cpp embedding", with_extensions({{"content", inputs_schema()}, {"embd_normalize", integer}}),
                              {"content"}, "[{index, embedding: [[float]]}] (quantized precision: integers); pooling none: one un-normalized vector per token");
   paths["/rerank"] = post("TEI rerank (Jina/Cohere shape when the body has documents)",
