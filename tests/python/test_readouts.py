@@ -1,13 +1,11 @@
 # BGE-M3's sparse and ColBERT read-outs from Python (encode(return_sparse=..., return_colbert_vecs=...)
 # and compute_score), on a BGE-M3-shaped XLM-R folder this test writes (random weights; the
 # committed XLM-R-layout Unigram vocabulary; sparse_linear.pt / colbert_linear.pt in torch.save's
-# layout, written by tools/fuzz/make_torch_seed.py's writer): FlagEmbedding's answer shape, and the
+# layout: tests/fixtures/m3_folder.py): FlagEmbedding's answer shape, and the
 # same floats as the `embed` command's --output and `embed rerank --score`, with the scores worked
 # from the read-outs by FlagEmbedding's formulas (m3.py) written out below.
 import importlib.util
 import json
-import shutil
-import struct
 
 import numpy as np
 import pytest
@@ -15,60 +13,22 @@ import pytest
 import embed
 from conftest import ROOT
 
-D, FF, VOCAB, MAX_POS, PAD = 32, 64, 6002, 40, 1
 TEXTS = ["Die Katze sitzt auf der Matte.", "A man is playing a guitar.", "日本語のテキストです。"]
 QUERY = "Wer sitzt auf der Matte?"
+D = 32
 
-_spec = importlib.util.spec_from_file_location("make_torch_seed", ROOT / "tools" / "fuzz" / "make_torch_seed.py")
-_torch_seed = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_torch_seed)
-
-
-def _safetensors(path, tensors):
-    header, blobs, at = {}, [], 0
-    for name, array in tensors.items():
-        data = np.ascontiguousarray(array, dtype="<f4").tobytes()
-        header[name] = {"dtype": "F32", "shape": list(array.shape), "data_offsets": [at, at + len(data)]}
-        blobs.append(data)
-        at += len(data)
-    text = json.dumps(header).encode()
-    text += b" " * (-len(text) % 8)
-    path.write_bytes(struct.pack("<Q", len(text)) + text + b"".join(blobs))
+_spec = importlib.util.spec_from_file_location("m3_folder", ROOT / "tests" / "fixtures" / "m3_folder.py")
+m3_folder = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(m3_folder)
 
 
 def _folder(tmp, name, seed, heads):
-    rng = np.random.default_rng(seed)
-    n = lambda shape, scale, center=0.0: (center + scale * rng.standard_normal(shape)).astype(np.float32)  # noqa: E731
-    t = {"embeddings.word_embeddings.weight": n((VOCAB, D), 0.5), "embeddings.position_embeddings.weight": n((MAX_POS, D), 0.5),
-         "embeddings.token_type_embeddings.weight": n((1, D), 0.05), "embeddings.LayerNorm.weight": n((D,), 0.1, 1.0),
-         "embeddings.LayerNorm.bias": n((D,), 0.05)}
-    b = "encoder.layer.0."
-    for p in ("attention.self.query", "attention.self.key", "attention.self.value", "attention.output.dense"):
-        t[b + p + ".weight"], t[b + p + ".bias"] = n((D, D), 0.18), n((D,), 0.05)
-    t[b + "attention.output.LayerNorm.weight"], t[b + "attention.output.LayerNorm.bias"] = n((D,), 0.1, 1.0), n((D,), 0.05)
-    t[b + "intermediate.dense.weight"], t[b + "intermediate.dense.bias"] = n((FF, D), 0.18), n((FF,), 0.05)
-    t[b + "output.dense.weight"], t[b + "output.dense.bias"] = n((D, FF), 0.12), n((D,), 0.05)
-    t[b + "output.LayerNorm.weight"], t[b + "output.LayerNorm.bias"] = n((D,), 0.1, 1.0), n((D,), 0.05)
-    path = tmp / name
-    path.mkdir()
-    config = {"architectures": ["XLMRobertaModel"], "hidden_size": D, "num_hidden_layers": 1, "num_attention_heads": 4,
-              "intermediate_size": FF, "max_position_embeddings": MAX_POS, "type_vocab_size": 1, "pad_token_id": PAD,
-              "vocab_size": VOCAB, "layer_norm_eps": 1e-5, "position_embedding_type": "absolute"}
-    (path / "config.json").write_text(json.dumps(config))
-    for f in ("tokenizer.json", "tokenizer_config.json"):
-        shutil.copy(ROOT / "tests" / "fixtures" / "tokenizer" / "unigram" / f, path / f)
-    _safetensors(path / "model.safetensors", t)
-    if heads:
-        _torch_seed.torch_save_bytes(path / "sparse_linear.pt", {"weight": ([1, D], n((1, D), 0.5).ravel().tolist()),
-                                                                 "bias": ([1], [0.1])})
-        _torch_seed.torch_save_bytes(path / "colbert_linear.pt", {"weight": ([16, D], n((16, D), 0.5).ravel().tolist()),
-                                                                  "bias": ([16], n((16,), 0.5).tolist())})
-    return str(path)
+    return m3_folder.write(str(tmp / name), seed, heads)
 
 
 @pytest.fixture(scope="module")
 def m3(tmp_path_factory):
-    return _folder(tmp_path_factory.mktemp("m3"), "m3", 40, True)
+    return _folder(tmp_path_factory.mktemp("m3"), "m3", 3, True)
 
 
 def _cli_outputs(cli, model, texts):
@@ -81,6 +41,7 @@ def test_encode_answers_flagembedding_shape_with_the_commands_floats(m3, cli):
     out = model.encode(TEXTS, return_sparse=True, return_colbert_vecs=True)
     assert set(out) == {"dense_vecs", "lexical_weights", "colbert_vecs"}
     rows = _cli_outputs(cli, m3, TEXTS)
+    assert all(len(row["sparse"]) >= 3 for row in rows)  # the comparisons below compare something
     assert out["dense_vecs"].dtype == np.float32 and out["dense_vecs"].shape == (3, D)
     # The dense rows of the same pass are plain encode()'s, bit for bit.
     assert np.array_equal(out["dense_vecs"], model.encode(TEXTS))
@@ -120,6 +81,7 @@ def test_compute_score_is_the_commands_score_and_flagembeddings_formulas(m3, cli
         assert scores["sparse+dense"][i] == pytest.approx((w[1] * sparse + w[0] * dense) / (w[0] + w[1]), rel=1e-6, abs=1e-7)
         assert scores["colbert+sparse+dense"][i] == pytest.approx((w[0] * dense + w[1] * sparse + w[2] * colbert) / sum(w), rel=1e-6,
                                                                    abs=1e-7)
+    assert scores["sparse"][0] > 0  # the query shares weighted ids with the first document
     one = model.compute_score((QUERY, TEXTS[0]), weights_for_different_modes=w)
     assert one["colbert"] == scores["colbert"][0]
 

@@ -4,7 +4,8 @@ Debian's python3-selenium and chromium-driver (tools/setup.sh installs them). Ag
 tiny models (an embedding model and a yes/no reranker) it types into the page, clicks, and checks
 what the page shows against the server's own routes: the cosine heatmap against /v1/embeddings,
 the ranking against /v1/embeddings (embedding model) or /v1/rerank (reranker), the tokens against
-/tokenize. Keeps a screenshot of each page.
+/tokenize, and on a BGE-M3-shaped folder (tests/fixtures/m3_folder.py) the sparse weights against
+/embed_sparse and /tokenize. Keeps a screenshot of each page.
 
     playground_test.py EMBED_BIN SCREENSHOT_DIR
 """
@@ -101,6 +102,7 @@ def embedding_model(d, s, shots):
     info = json.loads(urllib.request.urlopen(s.url + "/info", timeout=30).read())
     shown = d.find_element(By.ID, "model").text
     check(shown.startswith(info["model_id"] + " (" + info["architecture"]), f"the page names the served model from /info ({shown})")
+    check(not d.find_element(By.ID, "sparse").is_displayed(), "a model without a sparse head hides the sparse-weights panel")
     texts = ["A man is playing a guitar.", "Someone plays the guitar!", "The stock market fell 3% today.", "Ünïcödé 🎸"]
     type_into(d, "sim-texts", "\n".join(texts))
     table = click_and_wait(d, "sim-run", "sim-table")
@@ -151,13 +153,34 @@ def reranker(d, s, shots):
     d.save_screenshot(shots + "/playground-reranker.png")
 
 
+def m3_model(d, s, shots):
+    open_page(d, s)
+    check(d.find_element(By.ID, "sparse").is_displayed(), "a model with a sparse head shows the sparse-weights panel")
+    text = "Die Katze sitzt auf der Matte."
+    type_into(d, "sparse-text", text)
+    table = click_and_wait(d, "sparse-run", "sparse-table")
+    want = sorted(s.post("/embed_sparse", {"inputs": [text]})[0], key=lambda e: (-e["value"], e["index"]))
+    pieces = {t["id"]: t["text"] for t in s.post("/tokenize", {"inputs": [text]})[0]}
+    rows = table.find_elements(By.TAG_NAME, "tr")[1:]
+    check(len(want) >= 3 and [int(r.get_attribute("data-id")) for r in rows] == [e["index"] for e in want],
+          f"the panel lists /embed_sparse's ids, heaviest first ({len(want)} entries)")
+    check([float(r.get_attribute("data-value")) for r in rows] == [e["value"] for e in want], "the weights are /embed_sparse's")
+    check([r.find_elements(By.TAG_NAME, "td")[1].text for r in rows] == [json.dumps(pieces[e["index"]], ensure_ascii=False) for e in want],
+          "each id is named by its token from /tokenize")
+    d.save_screenshot(shots + "/playground-sparse.png")
+
+
 def main():
     embed_bin, shots = sys.argv[1], sys.argv[2]
     os.makedirs(shots, exist_ok=True)
     d = browser()
     try:
-        for model, run in (("tiny-bert-rank", embedding_model), ("tiny-qwen3-rerank", reranker)):
-            s = Server(embed_bin, os.path.join(MODELS, model, "model.gguf"))
+        sys.path.insert(0, os.path.join(ROOT, "tests", "fixtures"))
+        import m3_folder
+        m3 = m3_folder.write(tempfile.mkdtemp(prefix="embed_playground_m3_") + "/m3")
+        for model, run in ((os.path.join(MODELS, "tiny-bert-rank", "model.gguf"), embedding_model),
+                           (os.path.join(MODELS, "tiny-qwen3-rerank", "model.gguf"), reranker), (m3, m3_model)):
+            s = Server(embed_bin, model)
             try:
                 run(d, s, shots)
             finally:
