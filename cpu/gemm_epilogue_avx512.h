@@ -26,15 +26,18 @@ struct Epilogue {
   const Activation* act = nullptr;  // applied after the last k-block's sums, or null
 };
 
-// Rows [0, MR) x columns [0, n_valid) of c (ldc apart) get the sums acc[r][h] (h: columns 16h..16h+15) as `e` says.
-template <int MR>
-inline void store_tile(const __m512 (&acc)[MR][2], float* c, int64_t ldc, int n_valid, const Epilogue& e) {
-  const __mmask16 m[2] = {tile_lanes(n_valid), tile_lanes(n_valid - 16)};
+// Rows [0, MR) x columns [0, n_valid) of c (ldc apart) get the sums acc[r][h] (h: columns
+// 16h..16h+15, NH 16-wide halves) as `e` says.
+template <int MR, int NH = 2>
+inline void store_tile(const __m512 (&acc)[MR][NH], float* c, int64_t ldc, int n_valid, const Epilogue& e) {
+  __mmask16 m[NH];
+#pragma GCC unroll 4
+  for (int h = 0; h < NH; h++) m[h] = tile_lanes(n_valid - 16 * h);
   const __m512 zero = _mm512_setzero_ps();
 #pragma GCC unroll 12
   for (int r = 0; r < MR; r++)
-#pragma GCC unroll 2
-    for (int h = 0; h < 2; h++) {
+#pragma GCC unroll 4
+    for (int h = 0; h < NH; h++) {
       float* cr = c + r * ldc + 16 * h;
       __m512 start;
       if (e.first)  // as init_matmul_output: (accumulate ? y : 0) + (bias or 0)

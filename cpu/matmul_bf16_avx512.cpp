@@ -10,9 +10,12 @@
 // path (avx512::matmul, decoded per call), and attention at this compute type is the f32 one
 // (kernel_table.cpp).
 //
-// The micro-kernel is the 12 x 32 register tile of matmul_avx512.cpp with vdpbf16ps in place of
-// the FMA: 24 zmm sums, two panel vectors and one broadcast pair per row for each k pair, so each
-// instruction does two k steps. Its epilogue is the same fused one (gemm_epilogue_avx512.h).
+// The micro-kernel is an 8 x 48 register tile: 24 zmm sums, three panel vectors and eight
+// broadcast pairs per k pair (each vdpbf16ps does two k steps). It measured 89-93% of the
+// vdpbf16ps peak on MiniLM's and bge-base's shapes where the f32 path's 12 x 32 tile (twelve
+// broadcasts, twelve row pointers per step) gave 81-83%; columns come in 48s, so n = 64 or 256
+// wastes part of a tile (docs/benchmarks.md). Its epilogue is the f32 tile's fused one
+// (gemm_epilogue_avx512.h).
 //
 // Order of the sums, which ref::matmul_bf16_pairs reproduces bit for bit: per kBf16KBlock-deep
 // k-block a sum starts at 0 and takes each pair in k order (odd element, then even); the blocks'
@@ -29,8 +32,9 @@ namespace embed::cpu::avx512 {
 namespace {
 
 constexpr int64_t kPC = kBf16KBlock / 2;  // k pairs per k-block
-constexpr int kMR = 12;                   // rows per register tile
-constexpr int kNR = 32;                   // columns per register tile: two 16-wide panels
+constexpr int kMR = 8;                    // rows per register tile
+constexpr int kNH = 3;                    // 16-wide panels per register tile
+constexpr int kNR = 16 * kNH;             // columns per register tile
 
 inline __m512bh as_bh(__m512i v) { return reinterpret_cast<__m512bh>(v); }
 
@@ -48,30 +52,35 @@ void round_row(const float* x, int64_t k, uint16_t* out) {
 }
 
 // c[0..MR) x [0..n_valid) (ldc apart) gets the sums over pairs q < kq of a[r * lda + q] . b[q]
-// (a: one bf16 pair per 32-bit unit; b: two 16-wide halves b0 and b1 of 16 pairs each) as `e` says.
+// (a: one bf16 pair per 32-bit unit; b: kNH 16-wide panels of 16 pairs each) as `e` says.
 template <int MR>
-void micro_kernel(int64_t kq, const uint32_t* a, int64_t lda, const uint32_t* b0, const uint32_t* b1, float* c, int64_t ldc,
-                  int n_valid, const Epilogue& e) {
-  __m512 acc[MR][2];
+void micro_kernel(int64_t kq, const uint32_t* a, int64_t lda, const uint32_t* const* b, float* c, int64_t ldc, int n_valid,
+                  const Epilogue& e) {
+  __m512 acc[MR][kNH];
 #pragma GCC unroll 12
-  for (int r = 0; r < MR; r++) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+  for (int r = 0; r < MR; r++)
+#pragma GCC unroll 4
+    for (int h = 0; h < kNH; h++) acc[r][h] = _mm512_setzero_ps();
+  const uint32_t* b0 = b[0];
+  const uint32_t* b1 = b[1];
+  const uint32_t* b2 = b[2];
   for (int64_t q = 0; q < kq; q++) {
-    const __m512bh x0 = as_bh(_mm512_load_si512(b0 + q * kPanelWidth)), x1 = as_bh(_mm512_load_si512(b1 + q * kPanelWidth));
+    const __m512bh x0 = as_bh(_mm512_load_si512(b0 + q * kPanelWidth)), x1 = as_bh(_mm512_load_si512(b1 + q * kPanelWidth)),
+                   x2 = as_bh(_mm512_load_si512(b2 + q * kPanelWidth));
 #pragma GCC unroll 12
     for (int r = 0; r < MR; r++) {
       const __m512bh ar = as_bh(_mm512_set1_epi32(static_cast<int>(a[r * lda + q])));
       acc[r][0] = _mm512_dpbf16_ps(acc[r][0], ar, x0);
       acc[r][1] = _mm512_dpbf16_ps(acc[r][1], ar, x1);
+      acc[r][2] = _mm512_dpbf16_ps(acc[r][2], ar, x2);
     }
   }
-  store_tile<MR>(acc, c, ldc, n_valid, e);
+  store_tile<MR, kNH>(acc, c, ldc, n_valid, e);
 }
 
-using KernelFn = void (*)(int64_t, const uint32_t*, int64_t, const uint32_t*, const uint32_t*, float*, int64_t, int,
-                          const Epilogue&);
-constexpr KernelFn kKernels[kMR + 1] = {nullptr,           micro_kernel<1>,  micro_kernel<2>, micro_kernel<3>, micro_kernel<4>,
-                                        micro_kernel<5>,   micro_kernel<6>,  micro_kernel<7>, micro_kernel<8>, micro_kernel<9>,
-                                        micro_kernel<10>,  micro_kernel<11>, micro_kernel<12>};
+using KernelFn = void (*)(int64_t, const uint32_t*, int64_t, const uint32_t* const*, float*, int64_t, int, const Epilogue&);
+constexpr KernelFn kKernels[kMR + 1] = {nullptr,         micro_kernel<1>, micro_kernel<2>, micro_kernel<3>, micro_kernel<4>,
+                                        micro_kernel<5>, micro_kernel<6>, micro_kernel<7>, micro_kernel<8>};
 
 void run_packed(const MatmulArgs& a, const PairPanelWeight& pw, ThreadPool& pool) {
   const int64_t m = a.x.rows, k = a.x.cols, n = a.w.rows, kq = pw.k_pairs;
@@ -90,11 +99,11 @@ void run_packed(const MatmulArgs& a, const PairPanelWeight& pw, ThreadPool& pool
   const float* bias = a.bias.empty() ? nullptr : a.bias.ptr<const float>();
   float* y = a.y.ptr<float>();
   const Activation* act = a.activation ? &*a.activation : nullptr;
-  // Tasks as in the f32 GEMM: 4 register tiles of rows (48 rows x 256 k of bf16, 24 KiB, stay in
-  // L2) by up to 2 tiles of columns (16 KiB of panels per k-block, kept in L1 across the rows).
-  constexpr int64_t kMC = 4 * kMR;
+  // Tasks of 6 register tiles of rows (48 rows x 256 k of bf16, 24 KiB, stay in L2) by up to 2
+  // tiles of columns (each tile's panels per k-block, 24 KiB, stay in L1 across the task's rows).
+  constexpr int64_t kMC = 6 * kMR;
   const int64_t m_tasks = (m + kMC - 1) / kMC;
-  const int64_t col_tiles = (pw.n_panels + 1) / 2;
+  const int64_t col_tiles = (pw.n_panels + kNH - 1) / kNH;
   int64_t per = 2;  // column tiles per task, fewer when tasks are too few to balance
   while (per > 1 && m_tasks * ((col_tiles + per - 1) / per) < 4 * pool.size()) per /= 2;
   const int64_t n_tasks_n = (col_tiles + per - 1) / per;
@@ -104,10 +113,10 @@ void run_packed(const MatmulArgs& a, const PairPanelWeight& pw, ThreadPool& pool
     for (int64_t q0 = 0; q0 < kq; q0 += kPC) {
       const int64_t qc = std::min(kPC, kq - q0);
       for (int64_t t = t0; t < t1; t++) {
-        const int64_t p = 2 * t;
+        const int64_t p = kNH * t;
         const int nv = static_cast<int>(std::min<int64_t>(kNR, n - t * kNR));
-        const uint32_t* b0 = pw.panel(p, q0);
-        const uint32_t* b1 = p + 1 < pw.n_panels ? pw.panel(p + 1, q0) : b0;  // masked off when absent
+        const uint32_t* b[kNH];
+        for (int h = 0; h < kNH; h++) b[h] = p + h < pw.n_panels ? pw.panel(p + h, q0) : pw.panel(p, q0);  // masked off when absent
         Epilogue e;
         e.first = q0 == 0;
         e.accumulate = a.accumulate;
@@ -115,7 +124,7 @@ void run_packed(const MatmulArgs& a, const PairPanelWeight& pw, ThreadPool& pool
         e.act = q0 + qc >= kq ? act : nullptr;
         for (int64_t i = i0; i < i1; i += kMR) {
           const int mr = static_cast<int>(std::min<int64_t>(kMR, i1 - i));
-          kKernels[mr](qc, xq + i * kq + q0, kq, b0, b1, y + i * n + t * kNR, n, nv, e);
+          kKernels[mr](qc, xq + i * kq + q0, kq, b, y + i * n + t * kNR, n, nv, e);
         }
       }
     }
