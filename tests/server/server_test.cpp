@@ -339,6 +339,10 @@ TEST_CASE("tokenize, decode, info, models, metrics, openapi and health", "[serve
   for (const char* path : {"/v1/embeddings", "/embeddings", "/embed", "/embed_all", "/embedding", "/rerank", "/v1/rerank", "/tokenize",
                            "/decode", "/info", "/health", "/metrics", "/v1/models", "/openapi.json", "/"})
     CHECK(doc.at("paths").contains(path));
+  // Error bodies as each route answers them: OpenAI's shape on OpenAI's route, TEI's elsewhere.
+  const auto error_schema = [&](const char* path) { return doc["paths"][path]["post"]["responses"]["422"]["content"]["application/json"]["schema"]; };
+  CHECK(error_schema("/v1/embeddings")["properties"]["error"]["properties"].contains("message"));
+  CHECK(error_schema("/embed")["properties"]["error"]["type"] == "string");
 }
 
 namespace {
