@@ -189,7 +189,8 @@ TEST_CASE("serve --model and --models-file: bad entries are usage errors naming 
 // with --max-memory between two models and three, the third evicts the least recently used idle
 // model before it loads, and the server's RSS, sampled every 2 ms through loads and requests,
 // stays under the bound; a model with a long request in flight is not unloaded though it is the
-// least recently used; a bound that one model alone does not fit under is answered 507.
+// least recently used; when every loaded model is serving requests a load that needs room is
+// answered 503 with Retry-After; a bound that one model alone does not fit under is answered 507.
 TEST_CASE("under --max-memory a third model unloads the least recently used, and RSS stays under the bound", "[server]") {
   SyntheticSpec spec;
   spec.d_model = 384;
@@ -221,7 +222,7 @@ TEST_CASE("under --max-memory a third model unloads the least recently used, and
   auto embed_long = [&](httplib::Client& c, const char* model) {
     return openai_rows(post(c, "/v1/embeddings", {{"input", long_ids}, {"model", model}}));
   };
-  std::vector<std::vector<float>> want_long;
+  std::map<std::string, std::vector<std::vector<float>>> want_long;
 
   // Each step embeds with one model, then lists the loaded ones (/api/ps reads each loaded GGUF
   // whole for its digest, which makes its pages resident): the same steps in both runs.
@@ -243,7 +244,8 @@ TEST_CASE("under --max-memory a third model unloads the least recently used, and
     const auto [rows, names] = step(c, "c");
     want["c"] = rows;
     CHECK(names.size() == 3);  // no bound: all three stay
-    want_long = embed_long(c, "a");
+    want_long["a"] = embed_long(c, "a");
+    want_long["c"] = embed_long(c, "c");
   }
   const uint64_t model = (two - base) / 2;
   INFO("resident: " << base << " without models, " << one << " with one, " << two << " with two");
@@ -287,7 +289,33 @@ TEST_CASE("under --max-memory a third model unloads the least recently used, and
   REQUIRE(long_answers.back().wait_for(std::chrono::seconds(0)) != std::future_status::ready);
   CHECK(c_rows == want["c"]);
   CHECK(loaded(c) == std::vector<std::string>{"a:latest", "c:latest"});
-  for (auto& f : long_answers) CHECK(f.get() == want_long);
+  for (auto& f : long_answers) CHECK(f.get() == want_long["a"]);
+  // Both loaded models serving long requests and b's load needs room: 503 with Retry-After (it
+  // fits once they are done), nothing unloaded; afterwards b loads.
+  long_answers.clear();
+  const std::vector<std::string> long_models = {"a", "c", "a", "c"};
+  for (const std::string& m : long_models)
+    long_answers.push_back(std::async(std::launch::async, [&, m] {
+      auto lc = s.client();
+      return embed_long(lc, m.c_str());
+    }));
+  for (int i = 0; i < 2000; i++) {
+    const std::string body = c.Get("/metrics")->body;
+    if (body.find("embed_requests_inside{model=\"a\"} 2") != std::string::npos &&
+        body.find("embed_requests_inside{model=\"c\"} 2") != std::string::npos)
+      break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  auto busy = c.Post("/v1/embeddings", json{{"input", ids}, {"model", "b"}}.dump(), "application/json");
+  REQUIRE(long_answers.back().wait_for(std::chrono::seconds(0)) != std::future_status::ready);
+  REQUIRE(busy);
+  CHECK(busy->status == 503);
+  CHECK(busy->get_header_value("Retry-After") == "1");
+  CHECK_THAT(busy->body, Catch::Contains("retry when they are done"));
+  CHECK(loaded(c) == std::vector<std::string>{"a:latest", "c:latest"});
+  for (size_t k = 0; k < long_answers.size(); k++) CHECK(long_answers[k].get() == want_long[long_models[k]]);
+  check("c", {"a:latest", "c:latest"});
+  check("b", {"b:latest", "c:latest"});  // room now: a, the least recently used, goes
   sampler.stop();
   INFO("bound " << bound << ", peak " << sampler.peak() << " in " << sampler.samples() << " samples\n" << s.log());
   CHECK(sampler.samples() > 100);
