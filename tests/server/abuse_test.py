@@ -49,10 +49,10 @@ def cli_rows(embed, model, texts):
 
 
 class Server:
-    def __init__(self, embed, model, port=0):
+    def __init__(self, embed, model, port=0, extra=()):
         self.log = tempfile.NamedTemporaryFile(prefix="embed_abuse_", suffix=".log", delete=False)
         args = [embed, "serve", model, "-p", str(port), "-t", "2", "--read-timeout", str(READ_TIMEOUT),
-                "--payload-limit", str(PAYLOAD_LIMIT), "--max-connections", "1024"]
+                "--payload-limit", str(PAYLOAD_LIMIT), "--max-connections", "1024", *extra]
         self.started = time.time()
         self.proc = subprocess.Popen(args, stderr=self.log, stdout=subprocess.DEVNULL)
         self.port = None
