@@ -12,6 +12,7 @@
 #include <fstream>
 #include <future>
 #include <map>
+#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -321,7 +322,23 @@ TEST_CASE("under --max-memory a third model unloads the least recently used, and
   CHECK(sampler.samples() > 100);
   CHECK(sampler.peak() <= bound);
   // The first load of each model was expected before it happened (estimated from its file).
-  CHECK_THAT(s.log(), Catch::Contains("expected about") && Catch::Contains("(estimated from its file)"));
+  // The first load of each model was expected before it happened (estimated from its file: f32
+  // weights as stored, plus metadata), and the estimate is close to what was measured.
+  {
+    const std::string log = s.log();
+    const std::regex first_load(R"(loaded model '(\w)' \([^)]*\): (\d+) MiB resident, expected about (\d+) MiB \(estimated from its file\))");
+    int estimated = 0;
+    for (auto it = std::sregex_iterator(log.begin(), log.end(), first_load); it != std::sregex_iterator(); ++it) {
+      const int measured = std::stoi((*it)[2]), expected = std::stoi((*it)[3]);
+      INFO("model " << (*it)[1] << ": " << measured << " MiB measured, " << expected << " MiB expected");
+      // 2 MiB: the measured delta also holds what the file does not describe (the scheduler's
+      // thread, the Api, heap the load left behind).
+      CHECK(expected + 2 >= measured);
+      CHECK(expected <= measured + measured / 4);
+      estimated++;
+    }
+    CHECK(estimated == 3);  // a, b and c
+  }
   CHECK(s.terminate() == 0);
 
   // A bound that one model does not fit under even alone: 507, naming the bound; nothing loads.
