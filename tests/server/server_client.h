@@ -3,6 +3,8 @@
 // posting JSON through cpp-httplib's client with the status and error body checked.
 #pragma once
 
+#include <cctype>
+
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
@@ -97,7 +99,25 @@ inline json post(httplib::Client& c, const std::string& path, const json& body, 
   return r->body.empty() ? json() : json::parse(r->body);
 }
 
-// The error body of a refused request, checked: status, error_type, and the field named.
+// OpenAI's code for this server's error_type: snake case ("NotFound" -> "not_found").
+inline std::string openai_code(const std::string& type) {
+  std::string out;
+  for (char ch : type) {
+    if (std::isupper(static_cast<unsigned char>(ch))) {
+      if (!out.empty()) out += '_';
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+
+// The error body of a refused request, checked: status, error_type, and the field named. OpenAI's
+// routes (/v1/embeddings, /embeddings) answer {"error": {"message", "type", "param", "code"}}: their
+// four members are checked (param the field or null, code the error_type in snake case; the shape
+// has no index), and the body comes back as {"error": message, "error_type", "field"?} like the
+// other routes', so callers read both alike.
 inline json expect_error(httplib::Client& c, const std::string& path, const std::string& body, int status, const std::string& type,
                          const std::string& field = "", int64_t index = -1) {
   auto r = c.Post(path.c_str(), body, "application/json");
@@ -105,6 +125,23 @@ inline json expect_error(httplib::Client& c, const std::string& path, const std:
   INFO(path << " " << body.substr(0, 120) << " -> " << r->status << " " << r->body);
   CHECK(r->status == status);
   const json j = json::parse(r->body);
+  if (path == "/v1/embeddings" || path == "/embeddings") {
+    const json& e = j.at("error");
+    REQUIRE(e.is_object());
+    CHECK(j.size() == 1);
+    CHECK(e.size() == 4);
+    CHECK(e.at("message").is_string());
+    CHECK(e.at("type") == (status == 401   ? "authentication_error"
+                           : status == 404 ? "not_found_error"
+                           : status == 429 ? "rate_limit_error"
+                           : status >= 500 ? "server_error"
+                                           : "invalid_request_error"));
+    CHECK(e.at("code") == openai_code(type));
+    if (!field.empty()) CHECK(e.at("param") == field);
+    json out = {{"error", e.at("message")}, {"error_type", type}};
+    if (!e.at("param").is_null()) out["field"] = e.at("param");
+    return out;
+  }
   CHECK(j.at("error").is_string());
   CHECK(j.at("error_type") == type);
   if (!field.empty()) CHECK(j.at("field") == field);

@@ -339,6 +339,10 @@ TEST_CASE("tokenize, decode, info, models, metrics, openapi and health", "[serve
   for (const char* path : {"/v1/embeddings", "/embeddings", "/embed", "/embed_all", "/embedding", "/rerank", "/v1/rerank", "/tokenize",
                            "/decode", "/info", "/health", "/metrics", "/v1/models", "/openapi.json", "/"})
     CHECK(doc.at("paths").contains(path));
+  // Error bodies as each route answers them: OpenAI's shape on OpenAI's route, TEI's elsewhere.
+  const auto error_schema = [&](const char* path) { return doc["paths"][path]["post"]["responses"]["422"]["content"]["application/json"]["schema"]; };
+  CHECK(error_schema("/v1/embeddings")["properties"]["error"]["properties"].contains("message"));
+  CHECK(error_schema("/embed")["properties"]["error"]["type"] == "string");
 }
 
 namespace {
@@ -431,6 +435,12 @@ TEST_CASE("every error code, with the field and index named", "[server]") {
   for (int i = 0; i < 100; i++) long_text += "word ";
   expect_error(c, "/embed", json{{"inputs", {"short", long_text}}}.dump(), 413, "Validation", "inputs", 1);
   expect_error(c, "/embed", json{{"inputs", std::string(30000, 'a')}}.dump(), 413, "Validation");  // body over --payload-limit
+  // Refused by the transport before any route, still in the route's API's shape: OpenAI's and Ollama's.
+  expect_error(c, "/v1/embeddings", json{{"input", std::string(30000, 'a')}}.dump(), 413, "Validation");
+  auto ollama = c.Post("/api/embed", json{{"model", "model"}, {"input", std::string(30000, 'a')}}.dump(), "application/json");
+  REQUIRE(ollama);
+  CHECK(ollama->status == 400);  // Ollama answers 400 where TEI answers 413
+  CHECK(json::parse(ollama->body) == json{{"error", "the request body is larger than the payload limit of 20000 bytes"}});
   {  // --max-request-tokens: two inputs fit it exactly, one more token is refused
     std::string text;
     for (int i = 0; i < 12; i++) text += "word ";

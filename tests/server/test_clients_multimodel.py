@@ -90,9 +90,25 @@ class TwoModels(unittest.TestCase):
                     v = np.frombuffer(base64.b64decode(got.embedding), dtype="<f4") if encoding == "base64" else got.embedding
                     self.assertTrue(same(v, want), (model, encoding))
         self.assertEqual([m.id for m in client.models.list()], ["bert", "qwen", "rerank"])
+        # Errors in OpenAI's shape {"error": {"message", "type", "param", "code"}}: the client raises
+        # the class of the status, with the server's message, type, param and code.
         with self.assertRaises(openai.NotFoundError) as e:
             client.embeddings.create(model="nope", input=["a"])
-        self.assertIn("'bert', 'qwen', 'rerank'", e.exception.response.json()["error"])  # the server's {"error": "..."} body
+        self.assertIn("'bert', 'qwen', 'rerank'", e.exception.body["message"])
+        self.assertEqual((e.exception.type, e.exception.param, e.exception.code), ("not_found_error", "model", "not_found"))
+        self.assertIn("'bert', 'qwen', 'rerank'", e.exception.message)
+        with self.assertRaises(openai.BadRequestError) as e:  # 400: an empty input
+            client.embeddings.create(model="bert", input=["a", ""])
+        self.assertEqual(e.exception.body["message"], "field 'input': input 1 is an empty string")
+        self.assertEqual((e.exception.type, e.exception.param, e.exception.code), ("invalid_request_error", "input", "empty"))
+        with self.assertRaises(openai.UnprocessableEntityError) as e:  # 422: a value of the wrong type
+            client.embeddings.create(model="bert", input="a", extra_body={"user": 5})
+        self.assertEqual(e.exception.body["message"], "field 'user' must be a string")
+        self.assertEqual((e.exception.type, e.exception.param, e.exception.code), ("invalid_request_error", "user", "validation"))
+        with self.assertRaises(openai.APIStatusError) as e:  # 413: more inputs than --max-client-batch-size
+            client.embeddings.create(model="bert", input=["a"] * 33)
+        self.assertEqual(e.exception.status_code, 413)
+        self.assertIn("more than the server's limit of 32", e.exception.body["message"])
 
     def test_ollama(self):
         client = ollama.Client(host=self.url)

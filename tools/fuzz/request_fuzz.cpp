@@ -1,9 +1,9 @@
 // libFuzzer entry for the request decoding of one route family of `embed serve` (openai, tei,
-// jina, llama, tokenize: read from the executable's name, request_<family>_fuzz): arbitrary bytes
+// jina, llama, tokenize, ollama: read from the executable's name, request_<family>_fuzz): arbitrary bytes
 // as the body of one of the family's routes, handed to the server's Api (no sockets) over the
 // committed tiny models, and computed through the real scheduler. Aborts where the server breaks its promises: no answer or
-// two, a 5xx, an answer that is not JSON, an error without its error and error_type, a 200 whose
-// rows do not match the inputs. Owns no logic.
+// two, a 5xx, an answer that is not JSON, an error not in the family's shape (TEI's error and
+// error_type; Ollama's error alone; OpenAI's error object), a 200 whose rows do not match the inputs. Owns no logic.
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -25,7 +25,7 @@ using nlohmann::json;
 
 namespace {
 
-std::string g_family;  // openai, tei, jina, llama or tokenize
+std::string g_family;  // openai, tei, jina, llama, tokenize or ollama
 
 [[noreturn]] void broken(const std::string& what, const std::string& path, std::string_view body) {
   std::fprintf(stderr, "request_fuzz (%s): %s on %s (body of %zu bytes)\n", g_family.c_str(), what.c_str(), path.c_str(), body.size());
@@ -101,6 +101,20 @@ void check_success(const std::string& path, const json& body, const json& answer
       seen[index] = true;
       if (i) expect(results[i - 1].at(score).get<double>() >= results[i].at(score).get<double>(), "scores not best first");
     }
+  } else if (path == "/api/embed") {
+    // Ollama's: one vector per input; "" (or []) asks for none. The model is echoed as asked.
+    const json& input = body.contains("input") ? body.at("input") : json();
+    const size_t inputs = input.is_string() ? (input.get_ref<const std::string&>().empty() ? 0 : 1) : input.is_array() ? input.size() : 0;
+    expect(answer.at("embeddings").size() == inputs, "embeddings != inputs");
+    expect(answer.at("model") == body.at("model"), "model not the one asked for");
+    for (const json& row : answer.at("embeddings")) expect(row.is_array() && !row.empty(), "an empty vector");
+  } else if (path == "/api/embeddings") {
+    // The older route: one vector for a non-empty prompt, [] for none.
+    const json& prompt = body.contains("prompt") ? body.at("prompt") : json();
+    const bool some = prompt.is_string() && !prompt.get_ref<const std::string&>().empty();
+    expect(answer.at("embedding").is_array() && answer.at("embedding").empty() != some, "a vector for no prompt or none for a prompt");
+  } else if (path == "/api/show") {
+    expect(answer.at("details").at("format") == "gguf" && answer.at("model_info").is_object(), "no details or model_info");
   } else if (path == "/tokenize") {
     expect(answer.is_array() ? answer.size() == inputs_in(body, "inputs") : answer.contains("tokens"), "token lists != inputs");
   }
@@ -129,8 +143,14 @@ extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
   } else if (family == "tokenize") {
     Served* qwen = serve("tiny-qwen3-embed");
     g_targets = {{bert, "/tokenize"}, {qwen, "/tokenize"}, {bert, "/decode"}, {qwen, "/decode"}};
+  } else if (family == "ollama") {
+    // Ollama's routes; the seeds name each served model ("model", or /api/show's "name"), and the
+    // reranker answers /api/embed with an error.
+    Served* qwen = serve("tiny-qwen3-embed");
+    Served* rerank = serve("tiny-qwen3-rerank");
+    g_targets = {{bert, "/api/embed"}, {qwen, "/api/embed"}, {rerank, "/api/embed"}, {bert, "/api/embeddings"}, {qwen, "/api/show"}};
   } else {
-    std::fprintf(stderr, "request_fuzz: unknown family '%s' (run as request_<openai|tei|jina|llama|tokenize>_fuzz)\n", family.c_str());
+    std::fprintf(stderr, "request_fuzz: unknown family '%s' (run as request_<openai|tei|jina|llama|tokenize|ollama>_fuzz)\n", family.c_str());
     std::exit(2);
   }
   return 0;
@@ -163,6 +183,24 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     broken("an answer that is not JSON (" + std::string(e.what()) + "): " + r.body.substr(0, 300), path, raw);
   }
   if (r.status != 200) {
+    if (g_family == "ollama") {
+      // Ollama's error body is {"error": "..."} alone; its codes: 400 for what is wrong with the
+      // request, 404 for a model not served.
+      if (!answer.is_object() || answer.size() != 1 || !answer.contains("error") || !answer["error"].is_string())
+        broken("an error answer not in Ollama's shape {\"error\": \"...\"}: " + r.body.substr(0, 300), path, raw);
+      if (r.status != 400 && r.status != 404) broken("unexpected status " + std::to_string(r.status), path, raw);
+      return 0;
+    }
+    if (g_family == "openai") {
+      // OpenAI's shape: {"error": {"message", "type", "param", "code"}}, param a string or null.
+      const json* e = answer.is_object() && answer.size() == 1 && answer.contains("error") ? &answer["error"] : nullptr;
+      if (!e || !e->is_object() || e->size() != 4 || !e->contains("message") || !(*e)["message"].is_string() || !e->contains("type") ||
+          !(*e)["type"].is_string() || !e->contains("param") || !((*e)["param"].is_string() || (*e)["param"].is_null()) ||
+          !e->contains("code") || !(*e)["code"].is_string())
+        broken("an error answer not in OpenAI's shape {\"error\": {message, type, param, code}}: " + r.body.substr(0, 300), path, raw);
+      if (r.status != 400 && r.status != 413 && r.status != 422) broken("unexpected status " + std::to_string(r.status), path, raw);
+      return 0;
+    }
     if (!answer.is_object() || !answer.contains("error") || !answer["error"].is_string() || !answer.contains("error_type") ||
         !answer["error_type"].is_string())
       broken("an error answer without error and error_type: " + r.body.substr(0, 300), path, raw);

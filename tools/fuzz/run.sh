@@ -2,7 +2,7 @@
 # Builds the fuzzers (clang, libFuzzer + ASan + UBSan, in build-fuzz/) and runs each for SECONDS on
 # one core over its seeds plus a local working corpus (fuzz-corpus-work/<target>/): the GGUF reader,
 # the four tokenizers (their vocabularies come from tools/models.sh, as in the tests) and the
-# torch.save state-dict reader of BGE-M3's heads and the request decoding of the server's five route
+# torch.save state-dict reader of BGE-M3's heads and the request decoding of the server's six route
 # families (over the committed tiny models).
 # Exits non-zero on any finding (crash, sanitizer report, timeout, out-of-memory, leak).
 #   tools/fuzz/run.sh SECONDS [TARGET...]   (default: every target)
@@ -13,7 +13,7 @@ seconds="${1:?usage: tools/fuzz/run.sh SECONDS [TARGET...]}"
 shift
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(gguf_reader_fuzz tokenizer_wordpiece_fuzz tokenizer_bpe_fuzz tokenizer_spm_fuzz tokenizer_unigram_fuzz
-  torch_state_fuzz request_openai_fuzz request_tei_fuzz request_jina_fuzz request_llama_fuzz request_tokenize_fuzz)
+  torch_state_fuzz request_openai_fuzz request_tei_fuzz request_jina_fuzz request_llama_fuzz request_tokenize_fuzz request_ollama_fuzz)
 build="${EMBED_FUZZ_BUILD:-build-fuzz}"
 work="${EMBED_FUZZ_CORPUS:-fuzz-corpus-work}"
 

@@ -123,7 +123,7 @@ void Api::handle(HttpRequest request, Reply reply) {
 
 void Api::dispatch(const std::shared_ptr<Call>& c) {
   const HttpRequest& q = c->request;
-  if (q.path.rfind("/api/", 0) == 0) c->error_shape = ErrorShape::Ollama;  // Ollama's routes
+  c->error_shape = error_shape_of(q.path);  // Ollama's and OpenAI's routes answer errors in their APIs' shapes
   if (draining_) throw ApiError{503, "Unhealthy", "the server is shutting down", "", -1};
   if (q.method == "OPTIONS" && !config_.cors_origin.empty()) {
     HttpResponse r;

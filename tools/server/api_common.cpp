@@ -1,12 +1,58 @@
 // Error bodies, JSON field readers and row writers of the routes.
 #include "tools/server/api_common.h"
 
+#include <cctype>
 #include <charconv>
 #include <limits>
 
 namespace embed::server {
 
+ErrorShape error_shape_of(const std::string& path) {
+  if (path.rfind("/api/", 0) == 0) return ErrorShape::Ollama;
+  if (path == "/v1/embeddings" || path == "/embeddings" || path == "/v1/models") return ErrorShape::OpenAI;
+  return ErrorShape::Tei;
+}
+
+namespace {
+
+// OpenAI's error type for a status: invalid_request_error for what is wrong with the request,
+// authentication_error (401), not_found_error (404), rate_limit_error (429), server_error (5xx).
+const char* openai_type(int status) {
+  if (status == 401) return "authentication_error";
+  if (status == 404) return "not_found_error";
+  if (status == 429) return "rate_limit_error";
+  if (status >= 500) return "server_error";
+  return "invalid_request_error";
+}
+
+// The code: this server's error_type in OpenAI's snake case ("NotFound" -> "not_found").
+std::string snake_case(const std::string& type) {
+  std::string out;
+  for (char ch : type) {
+    if (std::isupper(static_cast<unsigned char>(ch))) {
+      if (!out.empty()) out += '_';
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 HttpResponse error_response(const ApiError& e, ErrorShape shape) {
+  if (shape == ErrorShape::OpenAI) {
+    HttpResponse r;
+    r.status = e.status;
+    const json error = {{"message", e.message},
+                        {"type", openai_type(e.status)},
+                        {"param", e.field.empty() ? json(nullptr) : json(e.field)},
+                        {"code", snake_case(e.type)}};
+    r.body = json{{"error", error}}.dump(-1, ' ', false, json::error_handler_t::replace);
+    if (e.status == 429) r.headers.emplace_back("Retry-After", "1");
+    return r;
+  }
   if (shape == ErrorShape::Ollama) {
     HttpResponse r;
     r.status = e.status == 413 || e.status == 422 ? 400 : e.status == 429 ? 503 : e.status;

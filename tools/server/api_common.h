@@ -23,9 +23,14 @@ struct ApiError {
   int64_t index = -1;   // the input at fault, or -1
 };
 
-// How a route's errors are written: TEI's {"error", "error_type", ...} with its status codes, or
-// Ollama's {"error"} with Ollama's (400 for what TEI answers 413 or 422, 503 for 429).
-enum class ErrorShape { Tei, Ollama };
+// How a route's errors are written: TEI's {"error", "error_type", ...} with its status codes,
+// Ollama's {"error"} with Ollama's (400 for what TEI answers 413 or 422, 503 for 429), or OpenAI's
+// {"error": {"message", "type", "param", "code"}} with TEI's status codes (the official clients
+// read the status for the exception class and error.message for its text).
+enum class ErrorShape { Tei, Ollama, OpenAI };
+// The shape of the errors of the route at `path`: OpenAI's on /v1/embeddings, /embeddings and
+// /v1/models, Ollama's on /api/*, TEI's elsewhere.
+ErrorShape error_shape_of(const std::string& path);
 
 struct Api::Call {
   HttpRequest request;

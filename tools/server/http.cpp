@@ -38,9 +38,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void start(bool over_limit) {
     if (over_limit) {
-      HttpResponse r;
-      r.status = 503;
-      r.body = R"({"error":"too many open connections","error_type":"Overloaded"})";
+      HttpResponse r = refusal("", 503, "Overloaded", "too many open connections");
       r.headers.emplace_back("Retry-After", "1");
       keep_alive_ = false;
       return write(std::move(r));
@@ -119,11 +117,25 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void refuse(int status, const std::string& message) {
-    HttpResponse r;
-    r.status = status;
-    r.body = nlohmann::json{{"error", message}, {"error_type", status == 400 ? "InvalidRequest" : "Validation"}}.dump();
+    // The path, when the request line was read (the message's target is set as soon as it is,
+    // before the headers; a body over the limit is seen at the end of the headers): the answer
+    // takes that route's API's error shape.
+    std::string path;
+    if (parser_) {
+      const std::string target(parser_->get().target());
+      path = target.substr(0, target.find('?'));
+    }
+    HttpResponse r = refusal(path, status, status == 400 ? "InvalidRequest" : "Validation", message);
     keep_alive_ = false;
     write(std::move(r));
+  }
+
+  HttpResponse refusal(const std::string& path, int status, const std::string& type, const std::string& message) const {
+    if (shared_.options.refusal) return shared_.options.refusal(path, status, type, message);
+    HttpResponse r;
+    r.status = status;
+    r.body = nlohmann::json{{"error", message}, {"error_type", type}}.dump();
+    return r;
   }
 
   void write(HttpResponse r) {

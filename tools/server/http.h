@@ -49,6 +49,12 @@ struct HttpOptions {
   size_t keep_alive_requests = 1000;    // requests per connection; the last answer says Connection: close
   size_t max_connections = 1024;        // open connections (more: 503 and close)
   int threads = 2;                      // transport threads (parsing, tokenization)
+  // The answer to a request the transport refuses before any route sees it (400 bytes that are
+  // not HTTP, 413 a body over payload_limit, 431 headers over header_limit, 503 too many
+  // connections), given its path when the request line was read ("" otherwise), the status, the
+  // error_type and the message; unset: TEI's {"error", "error_type"}. The server sets it so each
+  // API's clients get their own error shape.
+  std::function<HttpResponse(const std::string& path, int status, const std::string& type, const std::string& message)> refusal;
 };
 
 class HttpServer {

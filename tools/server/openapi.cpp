@@ -46,7 +46,17 @@ json with_extensions(json properties) {
   return properties;
 }
 
-json error_responses() {
+// TEI's error body, or (openai) OpenAI's {error: {message, type, param, code}}.
+json error_responses(bool openai) {
+  const json string = {{"type", "string"}};
+  const json tei = {{"type", "object"},
+                    {"properties", {{"error", string}, {"error_type", string}, {"field", string}, {"index", {{"type", "integer"}}}}}};
+  const json openai_error = {
+      {"type", "object"},
+      {"properties",
+       {{"error",
+         {{"type", "object"},
+          {"properties", {{"message", string}, {"type", string}, {"param", {{"type", "string"}, {"nullable", true}}}, {"code", string}}}}}}}};
   json r;
   const std::pair<const char*, const char*> codes[] = {
       {"400", "invalid JSON or UTF-8, empty input, wrong model kind (or pooling none where one vector per input is answered)"},
@@ -56,19 +66,12 @@ json error_responses() {
       {"429", "overloaded: retry after the Retry-After header's seconds"},
       {"503", "shutting down"}};
   for (const auto& [code, what] : codes)
-    r[code] = {{"description", what},
-               {"content",
-                {{"application/json",
-                  {{"schema",
-                    {{"type", "object"},
-                     {"properties",
-                      {{"error", {{"type", "string"}}}, {"error_type", {{"type", "string"}}}, {"field", {{"type", "string"}}},
-                       {"index", {{"type", "integer"}}}}}}}}}}}};
+    r[code] = {{"description", what}, {"content", {{"application/json", {{"schema", openai ? openai_error : tei}}}}}};
   return r;
 }
 
-json post(const char* summary, json properties, std::vector<std::string> required, const char* answer) {
-  json responses = error_responses();
+json post(const char* summary, json properties, std::vector<std::string> required, const char* answer, bool openai_errors = false) {
+  json responses = error_responses(openai_errors);
   responses["200"] = {{"description", answer}};
   return {{"post",
            {{"summary", summary},
@@ -90,7 +93,7 @@ std::string openapi_document(const std::string& model_name) {
   const json openai = post("OpenAI embeddings",
                            with_extensions({{"input", inputs_schema()}, {"model", str}, {"user", str},
                                             {"encoding_format", {{"type", "string"}, {"enum", {"float", "base64"}}}}, {"dimensions", integer}}),
-                           {"input"}, "{object: list, data: [{object: embedding, index, embedding}], model, usage}");
+                           {"input"}, "{object: list, data: [{object: embedding, index, embedding}], model, usage}", true);
   json paths;
   paths["/v1/embeddings"] = openai;
   paths["/embeddings"] = openai;

@@ -5,7 +5,11 @@
 #include <malloc.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
+
+#include "gguf/file.h"
 
 #include "tools/server/api_common.h"
 
@@ -24,7 +28,7 @@ bool is_tei_only(const std::string& path) {
          path == "/openapi.json";
 }
 
-ErrorShape shape_of(const std::string& path) { return path.rfind("/api/", 0) == 0 ? ErrorShape::Ollama : ErrorShape::Tei; }
+ErrorShape shape_of(const std::string& path) { return error_shape_of(path); }
 
 std::string mib(uint64_t bytes) { return std::to_string((bytes + (1u << 19)) >> 20) + " MiB"; }
 
@@ -37,6 +41,29 @@ uint64_t resident_bytes() {
   const int n = std::fscanf(f, "%llu %llu", &size, &resident);
   std::fclose(f);
   return n == 2 ? resident * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE)) : 0;
+}
+
+uint64_t expected_resident_bytes(const std::string& source) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(source, ec)) {
+    uint64_t bytes = 0;
+    for (const auto& e : std::filesystem::recursive_directory_iterator(source, ec))
+      if (e.is_regular_file(ec)) bytes += e.file_size(ec);
+    return 3 * bytes;
+  }
+  if (!std::filesystem::is_regular_file(source, ec)) return 0;
+  try {
+    const gguf::File f = gguf::File::open(source);
+    uint64_t bytes = 4 * f.data_offset();
+    for (const gguf::TensorInfo& t : f.tensors()) {
+      const auto n = static_cast<uint64_t>(t.n_elements());
+      const bool floating = t.type == gguf::TensorType::F32 || t.type == gguf::TensorType::F16 || t.type == gguf::TensorType::BF16;
+      bytes += floating ? 4 * n : std::max<uint64_t>(t.nbytes, n);
+    }
+    return bytes;
+  } catch (const std::exception&) {
+    return 0;  // not a GGUF the reader takes: its load says why
+  }
 }
 
 LoadedModel::~LoadedModel() {
@@ -80,15 +107,20 @@ void Router::handle(HttpRequest request, Reply reply) {
   const std::shared_ptr<LoadedModel> loaded = acquire(*slot);
   if (!loaded) {
     std::string why;
+    int status;
+    bool busy;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       why = slot->load_error;
+      status = slot->load_status;
+      busy = slot->load_busy;
     }
-    return answer(request, reply,
-                  error_response(ApiError{503, "Unhealthy", "model '" + slot->served.name + "' (" + slot->served.source + ") cannot be served: " + why,
-                                          "model", -1},
-                                 shape),
-                  request.path);
+    HttpResponse r = error_response(
+        ApiError{status, status == 507 ? "InsufficientMemory" : "Unhealthy",
+                 "model '" + slot->served.name + "' (" + slot->served.source + ") cannot be served: " + why, "model", -1},
+        shape);
+    if (busy) r.headers.emplace_back("Retry-After", "1");
+    return answer(request, reply, std::move(r), request.path);
   }
   // acquire counted this request in slot->users: the model stays loaded until it is answered.
   loaded->api->handle(std::move(request), [this, slot, reply = std::move(reply)](HttpResponse r) {
@@ -157,8 +189,9 @@ std::shared_ptr<LoadedModel> Router::acquire(Slot& slot) {
       return slot.loaded;
     }
   }
-  std::lock_guard<std::mutex> one_load(slot.loading);
+  std::lock_guard<std::mutex> one_load(loads_);
   uint64_t need = 0;
+  bool measured = false;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (slot.loaded) {  // another request loaded it meanwhile
@@ -166,10 +199,50 @@ std::shared_ptr<LoadedModel> Router::acquire(Slot& slot) {
       slot.last_used = Clock::now();
       return slot.loaded;
     }
+    measured = slot.resident > 0;
     need = slot.resident;
   }
-  // Room for what this model took when it was last loaded (unknown the first time: measured after).
-  make_room(&slot, need);
+  if (!measured && config_.max_memory) {
+    if (!slot.expected_known) {  // read under loads_: one reader
+      slot.expected = expected_resident_bytes(slot.served.source);
+      slot.expected_known = true;
+    }
+    need = slot.expected;
+  }
+  const std::string need_text = need ? "about " + mib(need) + (measured ? " (what its last load added)" : " (estimated from its file)") : "";
+  if (config_.max_memory && need) {
+    // Room first, so the bound holds while it loads: idle models go, least recently used first.
+    const uint64_t resident = make_room(&slot, need);
+    if (resident + need > config_.max_memory) {
+      // What the models still loaded (each serving a request) hold, by their measured loads: the
+      // rest is the server's own, which no unloading frees.
+      uint64_t models = 0;
+      std::string busy;
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        for (const auto& s : slots_)
+          if (s.get() != &slot && s->loaded) {
+            models += s->resident;
+            busy += (busy.empty() ? "'" : ", '") + s->served.name + "'";
+          }
+      }
+      const uint64_t own = resident > models ? resident - models : 0;
+      std::lock_guard<std::mutex> lock(mutex_);
+      slot.load_busy = false;
+      if (busy.empty() || own + need > config_.max_memory) {
+        slot.load_status = 507;
+        slot.load_error = "it needs " + need_text + " and the server holds " + mib(own) + " without " + (busy.empty() ? "any model" : "its models") +
+                          ": it does not fit under --max-memory " + mib(config_.max_memory) + " even alone";
+      } else {
+        slot.load_status = 503;
+        slot.load_busy = true;
+        slot.load_error = "it needs " + need_text + " and the models serving requests now (" + busy + ") leave " +
+                          mib(config_.max_memory > resident ? config_.max_memory - resident : 0) + " under --max-memory " +
+                          mib(config_.max_memory) + "; retry when they are done";
+      }
+      return nullptr;
+    }
+  }
   ::malloc_trim(0);
   const uint64_t before = resident_bytes();
   std::shared_ptr<LoadedModel> loaded;
@@ -181,6 +254,8 @@ std::shared_ptr<LoadedModel> Router::acquire(Slot& slot) {
   } catch (const std::exception& e) {
     error = e.what();
   }
+  int status = 503;
+  bool busy = false;
   if (loaded) {
     // Loading frees its working buffers (reads, conversion) to the heap: given back first, the
     // measure is what the loaded model holds.
@@ -190,42 +265,51 @@ std::shared_ptr<LoadedModel> Router::acquire(Slot& slot) {
       std::lock_guard<std::mutex> lock(mutex_);
       slot.resident = after > before ? after - before : 0;
     }
-    make_room(&slot, 0);
-    const uint64_t now = resident_bytes();
+    // Without an expectation (nothing to go by) the room is made after the load.
+    const uint64_t now = make_room(&slot, 0);
     if (config_.max_memory && now > config_.max_memory) {
       loaded.reset();
       ::malloc_trim(0);
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        for (const auto& s : slots_) busy = busy || (s.get() != &slot && s->loaded);
+      }
+      // Models still loaded are serving requests (make_room unloaded the idle ones): it may fit
+      // when they are done (503, Retry-After); alone, it never will (507).
+      status = busy ? 503 : 507;
       error = "loaded, it took " + mib(after > before ? after - before : 0) + " resident and the process would hold " + mib(now) +
-              ", over --max-memory " + mib(config_.max_memory) + " with the models in use";
+              ", over --max-memory " + mib(config_.max_memory) + (busy ? " with the models serving requests now; retry when they are done" : "");
     }
   }
   std::lock_guard<std::mutex> lock(mutex_);
   slot.load_error = error;
+  slot.load_status = status;
+  slot.load_busy = busy;
   if (!loaded) return nullptr;
-  std::fprintf(stderr, "embed serve: loaded model '%s' (%s): %s resident\n", slot.served.name.c_str(), slot.served.source.c_str(),
-               mib(slot.resident).c_str());
+  std::fprintf(stderr, "embed serve: loaded model '%s' (%s): %s resident%s%s\n", slot.served.name.c_str(), slot.served.source.c_str(),
+               mib(slot.resident).c_str(), need_text.empty() ? "" : ", expected ", need_text.c_str());
   slot.loaded = loaded;
   slot.users++;
   slot.last_used = Clock::now();
   return loaded;
 }
 
-void Router::make_room(const Slot* keep, uint64_t need) {
-  if (!config_.max_memory) return;
+uint64_t Router::make_room(const Slot* keep, uint64_t need) {
+  if (!config_.max_memory) return 0;
   for (;;) {
     std::shared_ptr<LoadedModel> victim;
     Slot* from = nullptr;
     const uint64_t resident = resident_bytes();
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      if (resident + need <= config_.max_memory) return;
+      if (resident + need <= config_.max_memory) return resident;
       // The least recently used model with nothing in flight (users counts requests handed to its
       // Api; in_flight covers the Api's own bookkeeping after it answered).
       for (const auto& s : slots_)
         if (s.get() != keep && s->loaded && s->users == 0 && s->loaded->api->in_flight() == 0 &&
             (!from || s->last_used < from->last_used))
           from = s.get();
-      if (!from) return;
+      if (!from) return resident;
       victim = std::move(from->loaded);
     }
     victim.reset();

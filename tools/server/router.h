@@ -3,7 +3,9 @@
 // Ollama and llama.cpp routes; TEI's routes and requests without a model go to the first model),
 // answers the server-wide listings itself (/v1/models, /api/tags, /api/ps, /metrics), loads a
 // model on its first request, and unloads the least recently used idle models when the process's
-// resident memory (measured in /proc/self/statm, not estimated) would exceed --max-memory.
+// resident memory (measured in /proc/self/statm) would exceed --max-memory: before a load, enough
+// to fit the model's expected resident memory (what its previous load added, measured; the first
+// time an estimate from its file, expected_resident_bytes), so the bound holds during loads too.
 #pragma once
 
 #include <chrono>
@@ -47,6 +49,16 @@ struct RouterConfig {
 // Resident memory of this process now, in bytes (/proc/self/statm).
 uint64_t resident_bytes();
 
+// What loading `source` on the CPU is expected to add to the resident memory, before it was ever
+// loaded (an upper estimate; 0: unknown). A GGUF file: every float matrix (f32, f16, bf16) as f32
+// (the widest form a CPU GEMM packs it in: AVX-512 and AMX-f32 widen f16/bf16 to f32 panels, and
+// the mapped pages of a packed tensor are released), every quantized one as the larger of its
+// stored bytes and one byte per weight (int8 packing), plus four times the metadata (the
+// tokenizer's tables are built from it). A folder (an HF model converted in memory): three times
+// its files' bytes (the converted GGUF stays in memory beside packed f32 copies of f16 weights).
+// Anything else (a Hub name not yet downloaded): 0.
+uint64_t expected_resident_bytes(const std::string& source);
+
 class Router : public Handler {
  public:
   Router(std::vector<ServedModel> models, Metrics& metrics, const RouterConfig& config);
@@ -68,20 +80,26 @@ class Router : public Handler {
     ServedModel served;
     std::shared_ptr<LoadedModel> loaded;  // null: not loaded
     std::string load_error;               // why the last load failed ("" when it did not)
+    int load_status = 503;                // the status that answers it: 503 or 507 (it never fits)
+    bool load_busy = false;               // 503 because models serving requests hold the room (Retry-After)
     uint64_t resident = 0;                // the RSS its last load added (measured), 0: unknown
+    uint64_t expected = 0;                // expected_resident_bytes of its source (computed once)
+    bool expected_known = false;
     std::chrono::steady_clock::time_point last_used{};
     size_t users = 0;                     // requests handed to its Api and not yet answered
-    std::mutex loading;                   // one load at a time per model
   };
   // The slot `request` is for: by its body's model field on the routes that carry one, else the
   // first; null after answering 404 (a model not served) through `reply`.
   Slot* route(const HttpRequest& request, const Reply& reply);
   // The slot's model, loaded (after making room under --max-memory) if need be, with this request
-  // counted in slot.users; null when it cannot be loaded (the reason in slot.load_error).
+  // counted in slot.users; null when it cannot be loaded (the reason in slot.load_error, its
+  // status in slot.load_status: 507 when it would not fit under --max-memory even alone, 503
+  // when the models serving requests leave no room for it now or its load failed).
   std::shared_ptr<LoadedModel> acquire(Slot& slot);
   // Unloads idle models other than `keep`, least recently used first, one at a time, while the
-  // resident memory measured after each unload plus `need` exceeds max_memory.
-  void make_room(const Slot* keep, uint64_t need);
+  // resident memory measured after each unload plus `need` exceeds max_memory. Models with a
+  // request in flight are never unloaded. Returns the resident memory it stopped at.
+  uint64_t make_room(const Slot* keep, uint64_t need);
   void listing(const HttpRequest& request, const Reply& reply);  // /v1/models, /api/tags, /api/ps, /metrics
   void answer(const HttpRequest& request, const Reply& reply, HttpResponse r, const std::string& route);
 
@@ -89,6 +107,7 @@ class Router : public Handler {
   Metrics& metrics_;
   RouterConfig config_;
   mutable std::mutex mutex_;  // slots' loaded, users, last_used
+  std::mutex loads_;          // one model load at a time in the whole server: room made for one is not taken by another
   bool draining_ = false;
   std::function<size_t()> connections_;
   std::function<void(std::function<void()>)> post_;

@@ -15,6 +15,7 @@
 #include "engine/scheduler.h"
 #include "tools/cli/commands.h"
 #include "tools/server/api.h"
+#include "tools/server/api_common.h"
 #include "tools/server/http.h"
 #include "tools/server/router.h"
 
@@ -235,6 +236,9 @@ int run_serve(const ServeCommand& o) {
   ho.keep_alive_requests = o.keep_alive_requests;
   ho.max_connections = o.max_connections > 0 ? o.max_connections : o.max_concurrent_requests + 64;
   ho.threads = o.http_threads;
+  ho.refusal = [](const std::string& path, int status, const std::string& type, const std::string& message) {
+    return server::error_response(server::ApiError{status, type, message, "", -1}, server::error_shape_of(path));
+  };
   server::HttpServer http(ho, router);
   router.set_connections([&] { return http.connections(); });
   router.set_poster([&](std::function<void()> fn) { http.post(std::move(fn)); });
