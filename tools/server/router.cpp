@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "gguf/file.h"
+#include "source/model_source.h"
 
 #include "tools/server/api_common.h"
 
@@ -43,8 +44,20 @@ uint64_t resident_bytes() {
   return n == 2 ? resident * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE)) : 0;
 }
 
-uint64_t expected_resident_bytes(const std::string& source) {
+uint64_t expected_resident_bytes(const std::string& model) {
+  std::string source = model;
   std::error_code ec;
+  if (!std::filesystem::exists(source, ec)) {
+    // A Hub name: fetched into the Hugging Face cache now (files, not resident memory), so its
+    // files give the estimate; the load then finds them there without a request.
+    try {
+      SourceOptions quiet;
+      quiet.progress = false;
+      source = locate_model(source, quiet).path;
+    } catch (const std::exception&) {
+      return 0;  // not reachable now: its load says why
+    }
+  }
   if (std::filesystem::is_directory(source, ec)) {
     uint64_t bytes = 0;
     for (const auto& e : std::filesystem::recursive_directory_iterator(source, ec))

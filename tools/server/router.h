@@ -56,7 +56,8 @@ uint64_t resident_bytes();
 // stored bytes and one byte per weight (int8 packing), plus four times the metadata (the
 // tokenizer's tables are built from it). A folder (an HF model converted in memory): three times
 // its files' bytes (the converted GGUF stays in memory beside packed f32 copies of f16 weights).
-// Anything else (a Hub name not yet downloaded): 0.
+// A Hub name is first fetched into the Hugging Face cache (locate_model) and estimated from its
+// files there; one that cannot be fetched, or a file the GGUF reader refuses: 0 (its load says why).
 uint64_t expected_resident_bytes(const std::string& source);
 
 class Router : public Handler {
