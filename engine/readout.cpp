@@ -1,7 +1,7 @@
 // BGE-M3 and SPLADE read-outs (see readout.h). BGE-M3's products are accumulated in double: the
 // heads are a few dot products per token, next to the forward pass, so exactness costs nothing
 // measurable. SPLADE's decoder is vocab x d_model per token (about the cost of the body for a
-// BERT-base model at 30k tokens): float dot products in eight independent partial sums, which the
+// BERT-base model at 30k tokens): double dot products in eight independent partial sums, which the
 // compiler vectorizes.
 #include "engine/readout.h"
 
@@ -45,14 +45,14 @@ void check_formula(const gguf::File& f, const std::string& key, const char* head
     fail(ErrorKind::Unsupported, f.path() + ": " + key + " '" + formula + "' is not supported for " + head + ".* (only '" + want + "')");
 }
 
-// Sum of a[i] * b[i] in eight partial sums (vectorizable without reassociating one chain).
-float dot(const float* a, const float* b, int64_t n) {
-  float s[8] = {};
+// Sum of a[i] * b[i] in double, in eight partial sums (vectorizable without reassociating one chain).
+double dot(const float* a, const float* b, int64_t n) {
+  double s[8] = {};
   int64_t i = 0;
   for (; i + 8 <= n; i += 8)
-    for (int k = 0; k < 8; k++) s[k] += a[i + k] * b[i + k];
-  float t = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
-  for (; i < n; i++) t += a[i] * b[i];
+    for (int k = 0; k < 8; k++) s[k] += double(a[i + k]) * b[i + k];
+  double t = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+  for (; i < n; i++) t += double(a[i]) * b[i];
   return t;
 }
 
@@ -123,7 +123,7 @@ SparseRow ReadoutHeads::splade(const float* hidden, int64_t n) const {
                                                      mlm_norm_b_[static_cast<size_t>(o)]);
     // Decoder logits; log1p(relu(.)) is monotone, so the max is taken on the logits.
     for (int64_t o = 0; o < v; o++) {
-      const float logit = dot(mlm_out_w_.data() + o * d, z.data(), d) + mlm_out_b_[static_cast<size_t>(o)];
+      const float logit = static_cast<float>(dot(mlm_out_w_.data() + o * d, z.data(), d) + mlm_out_b_[static_cast<size_t>(o)]);
       best[static_cast<size_t>(o)] = std::max(best[static_cast<size_t>(o)], logit);
     }
   }
