@@ -233,7 +233,7 @@ def bge_m3_case(folder, sample):
         with torch.no_grad():
             h = body(**tok(t, return_tensors="pt")).last_hidden_state[0]
         margin = min(margin, float((h @ head["weight"].T + head["bias"]).abs().min()))
-    if margin < 1e-6:
+    if margin < 1e-5:  # ten times the float32 difference between PyTorch and the engine (about 1e-6)
         raise RuntimeError(f"{folder.name}: a sparse value is {margin} from 0; reseed")
     case["min_abs_sparse_value"] = margin
     case["pipeline"] = "sentence-transformers"
@@ -267,7 +267,7 @@ def sparse_encoder_case(folder, sample):
         margin = min(margin, float(np.min(np.abs(best))))  # no id sits at the edge of the non-zero set
         nz = np.nonzero(emb[i] > 0)[0]
         sparse.append({str(int(k)): float(f"{emb[i][k]:.8g}") for k in nz})
-    if margin < 1e-6:
+    if margin < 1e-5:  # ten times the float32 difference between PyTorch and the engine (about 1e-6)
         raise RuntimeError(f"{folder.name}: a max logit is {margin} from 0: the non-zero set would hang on rounding; reseed")
     active = [len(r) for r in sparse]
     print(f"{folder.name}: {min(active)}..{max(active)} non-zero of {emb.shape[1]}; smallest |max logit| {margin:.3g}")
