@@ -263,6 +263,17 @@ TEST_CASE("SPLADE tiny (BertForMaskedLM, tied decoder) through embed convert: sp
     CHECK(f.find_tensor("mlm.output.bias") != nullptr);
     CHECK(f.find_tensor("mlm.output.weight") == nullptr);  // tied: the checkpoint has no decoder matrix
   }
+  {
+    // The MLM head under another formula name is refused at load, not computed as SPLADE.
+    ConvertOptions o;
+    o.model_dir = (fixtures_dir() / "splade-tiny").string();
+    o.type = OutType::F32;
+    gguf::Writer w = build_gguf(o);
+    w.set_string("bert.sparse_formula", "bge-m3");
+    auto m = Model::load(gguf::File::from_bytes(w.to_bytes(), "edited.gguf"), ModelOptions{Device::Cpu, 2});
+    REQUIRE_FALSE(m.ok());
+    CHECK_THAT(m.error().message, Catch::Contains("sparse_formula 'bge-m3' is not supported for mlm"));
+  }
   const auto model = load(path);
   CHECK(model->describe().sparse_head);
   Context ctx(model, 2);
