@@ -1,5 +1,8 @@
-// BGE-M3 read-outs (see readout.h). Products are accumulated in double: the heads are a few dot
-// products per token, next to the forward pass, so exactness costs nothing measurable.
+// BGE-M3 and SPLADE read-outs (see readout.h). BGE-M3's products are accumulated in double: the
+// heads are a few dot products per token, next to the forward pass, so exactness costs nothing
+// measurable. SPLADE's decoder is vocab x d_model per token (about the cost of the body for a
+// BERT-base model at 30k tokens): double dot products in eight independent partial sums, which the
+// compiler vectorizes.
 #include "engine/readout.h"
 
 #include <algorithm>
@@ -15,12 +18,13 @@ namespace embed {
 namespace {
 
 // Tensor `name` as f32 rows x cols (GGUF ne {cols, rows}); `rows` 0 = any (returned through it).
-std::vector<float> read_f32(const gguf::File& f, const std::string& name, int64_t cols, int64_t* rows) {
+std::vector<float> read_f32(const gguf::File& f, const std::string& name, int64_t cols, int64_t* rows,
+                            int64_t max_rows = int64_t(1) << 16) {
   const gguf::TensorInfo* t = f.find_tensor(name);
   if (!t) fail(ErrorKind::Format, f.path() + ": tensor '" + name + "' missing");
   const int64_t want_rows = *rows;
   if (t->ne[0] != cols || t->ne[2] != 1 || t->ne[3] != 1 || (want_rows > 0 && t->ne[1] != want_rows) || t->ne[1] < 1 ||
-      t->ne[1] > (int64_t(1) << 16))
+      t->ne[1] > max_rows)
     fail(ErrorKind::Format, f.path() + ": tensor '" + name + "' has shape " + t->shape_string() + "; expected {" + std::to_string(cols) +
                                 ", " + (want_rows > 0 ? std::to_string(want_rows) : std::string("dim")) + "}");
   if (!gguf::can_dequantize(t->type))
@@ -32,13 +36,24 @@ std::vector<float> read_f32(const gguf::File& f, const std::string& name, int64_
   return out;
 }
 
-void check_formula(const gguf::File& f, const std::string& key, const char* head) {
+void check_formula(const gguf::File& f, const std::string& key, const char* head, const char* want = arch::kM3Formula) {
   if (!f.has(key))
     fail(ErrorKind::Unsupported, f.path() + ": " + head + ".* without " + key + ": which formula applies is unknown (embed computes '" +
-                                     arch::kM3Formula + "'), refused rather than guessed");
+                                     want + "' for " + head + ".*), refused rather than guessed");
   const std::string formula = f.get<std::string>(key);
-  if (formula != arch::kM3Formula)
-    fail(ErrorKind::Unsupported, f.path() + ": " + key + " '" + formula + "' is not supported (only '" + arch::kM3Formula + "')");
+  if (formula != want)
+    fail(ErrorKind::Unsupported, f.path() + ": " + key + " '" + formula + "' is not supported for " + head + ".* (only '" + want + "')");
+}
+
+// Sum of a[i] * b[i] in double, in eight partial sums (vectorizable without reassociating one chain).
+double dot(const float* a, const float* b, int64_t n) {
+  double s[8] = {};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int k = 0; k < 8; k++) s[k] += double(a[i + k]) * b[i + k];
+  double t = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+  for (; i < n; i++) t += double(a[i]) * b[i];
+  return t;
 }
 
 }  // namespace
@@ -47,9 +62,28 @@ std::optional<ReadoutHeads> ReadoutHeads::from_gguf(const gguf::File& f, const s
   const std::string sparse = std::string(arch::kSparseHead), colbert = std::string(arch::kColbertHead);
   const bool has_sparse = f.find_tensor(sparse + ".weight") || f.find_tensor(sparse + ".bias");
   const bool has_colbert = f.find_tensor(colbert + ".weight") || f.find_tensor(colbert + ".bias");
-  if (!has_sparse && !has_colbert) return std::nullopt;
+  const std::string mlm = std::string(arch::kMlmHead) + ".";
+  bool has_mlm = false;
+  for (const gguf::TensorInfo& t : f.tensors()) has_mlm = has_mlm || t.name.rfind(mlm, 0) == 0;
+  if (!has_sparse && !has_colbert && !has_mlm) return std::nullopt;
   ReadoutHeads h;
   h.d_model_ = d_model;
+  if (has_mlm) {
+    if (has_sparse)
+      fail(ErrorKind::Format, f.path() + ": both " + sparse + ".* and " + mlm + "* (two sparse read-outs); refused rather than one picked");
+    check_formula(f, arch + "." + arch::kSparseFormulaKey, arch::kMlmHead, arch::kSpladeFormula);
+    int64_t rows = d_model, one = 1;
+    h.mlm_dense_w_ = read_f32(f, mlm + "dense.weight", d_model, &rows);
+    h.mlm_dense_b_ = read_f32(f, mlm + "dense.bias", d_model, &one);
+    h.mlm_norm_w_ = read_f32(f, mlm + "norm.weight", d_model, &one);
+    h.mlm_norm_b_ = read_f32(f, mlm + "norm.bias", d_model, &one);
+    int64_t vocab = 0;
+    const std::string decoder = f.find_tensor(mlm + "output.weight") ? mlm + "output.weight" : std::string("token_embd.weight");
+    h.mlm_out_w_ = read_f32(f, decoder, d_model, &vocab, /*max_rows=*/int64_t(1) << 22);  // XLM-R's 250k
+    h.mlm_out_b_ = read_f32(f, mlm + "output.bias", vocab, &one);
+    h.mlm_eps_ = f.get_or<float>(arch + ".attention.layer_norm_epsilon", 1e-12f);
+    h.splade_vocab_ = vocab;
+  }
   if (has_sparse) {
     check_formula(f, arch + "." + arch::kSparseFormulaKey, arch::kSparseHead);
     int64_t one = 1;
@@ -68,8 +102,42 @@ std::optional<ReadoutHeads> ReadoutHeads::from_gguf(const gguf::File& f, const s
   return h;
 }
 
+SparseRow ReadoutHeads::splade(const float* hidden, int64_t n) const {
+  const int64_t d = d_model_, v = splade_vocab_;
+  std::vector<float> best(static_cast<size_t>(v), 0.0f), z(static_cast<size_t>(d));
+  for (int64_t t = 0; t < n; t++) {
+    const float* h = hidden + t * d;
+    // BertPredictionHeadTransform: gelu (erf, HF's "gelu") of dense, then LayerNorm.
+    double mean = 0;
+    for (int64_t o = 0; o < d; o++) {
+      const double x = double(mlm_dense_b_[static_cast<size_t>(o)]) + dot(mlm_dense_w_.data() + o * d, h, d);
+      z[static_cast<size_t>(o)] = static_cast<float>(0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))));
+      mean += z[static_cast<size_t>(o)];
+    }
+    mean /= static_cast<double>(d);
+    double var = 0;
+    for (float x : z) var += (x - mean) * (x - mean);
+    const double inv = 1.0 / std::sqrt(var / static_cast<double>(d) + mlm_eps_);
+    for (int64_t o = 0; o < d; o++)
+      z[static_cast<size_t>(o)] = static_cast<float>((z[static_cast<size_t>(o)] - mean) * inv * mlm_norm_w_[static_cast<size_t>(o)] +
+                                                     mlm_norm_b_[static_cast<size_t>(o)]);
+    // Decoder logits; log1p(relu(.)) is monotone, so the max is taken on the logits.
+    for (int64_t o = 0; o < v; o++) {
+      const float logit = static_cast<float>(dot(mlm_out_w_.data() + o * d, z.data(), d) + mlm_out_b_[static_cast<size_t>(o)]);
+      best[static_cast<size_t>(o)] = std::max(best[static_cast<size_t>(o)], logit);
+    }
+  }
+  SparseRow r;
+  for (int64_t o = 0; o < v; o++) {
+    const float w = std::log1p(best[static_cast<size_t>(o)]);
+    if (w > 0) r.ids.push_back(static_cast<int32_t>(o)), r.weights.push_back(w);
+  }
+  return r;
+}
+
 SparseRow ReadoutHeads::sparse(const float* hidden, const int32_t* ids, int64_t n, const std::vector<int32_t>& dropped) const {
   EMBED_CHECK(has_sparse(), "sparse read-out without a sparse head");
+  if (has_splade()) return splade(hidden, n);
   std::map<int32_t, float> best;
   for (int64_t t = 0; t < n; t++) {
     if (std::find(dropped.begin(), dropped.end(), ids[t]) != dropped.end()) continue;

@@ -92,12 +92,26 @@ const ArchSpec& bert_spec() {
     // BertForSequenceClassification: logits = classifier(tanh(pooler.dense(h[CLS]))), which is
     // llama.cpp's RANK head: cls (dense + tanh), then cls.output.
     append(s.weights, rank_head_weights("pooler.dense", "classifier"));
+    // BertForMaskedLM's MLM head, for the SPLADE read-out (engine/readout.h; names in spec.h):
+    // carried in the file, unused by the forward pass. The decoder matrix is usually tied to the
+    // word embeddings and then absent from the checkpoint (and from the GGUF).
+    using T = Tensor M::*;
+    const std::string mlm = std::string(kMlmHead) + ".", pred = "cls.predictions.";
+    append(s.weights, {
+        matrix(mlm + "dense.weight", Dim::DModel, Dim::DModel, T(nullptr), pred + "transform.dense.weight").optional(),
+        vector(mlm + "dense.bias", Dim::DModel, T(nullptr), pred + "transform.dense.bias").optional(),
+        vector(mlm + "norm.weight", Dim::DModel, T(nullptr), pred + "transform.LayerNorm.weight").optional(),
+        vector(mlm + "norm.bias", Dim::DModel, T(nullptr), pred + "transform.LayerNorm.bias").optional(),
+        matrix(mlm + "output.weight", Dim::Vocab, Dim::DModel, T(nullptr), pred + "decoder.weight").optional(),
+        vector(mlm + "output.bias", Dim::Vocab, T(nullptr), pred + "bias").optional(),
+    });
     s.hf_prefixes = {"bert.", "roberta."};
     // RobertaClassificationHead: out_proj(tanh(dense(h[CLS]))), BERT's pooler + classifier by
     // other names (llama.cpp maps classifier.dense / classifier.out_proj to cls / cls.output too).
     s.hf_renames = {{"classifier.dense.", "pooler.dense."}, {"classifier.out_proj.", "classifier."}};
     s.hf_offset_positions = {"XLMRobertaModel", "XLMRobertaForSequenceClassification"};
-    s.hf_skip = {"embeddings.position_ids", "cls.predictions.*", "cls.seq_relationship.*"};  // MLM / NSP pretraining heads
+    // cls.predictions.decoder.bias is cls.predictions.bias (tied); NSP's head has no use here.
+    s.hf_skip = {"embeddings.position_ids", "cls.predictions.decoder.bias", "cls.seq_relationship.*"};
     s.hf_checks = {{"position_embedding_type", "\"absolute\""}};
     s.create = [](const gguf::File& f, WeightLoader& w) -> std::unique_ptr<Architecture> { return std::make_unique<Bert>(f, w); };
     return s;

@@ -8,6 +8,10 @@ ArchSpec decoder_spec(std::string name, std::vector<std::string> hf_classes, boo
   s.name = std::move(name);
   s.hf_classes = std::move(hf_classes);
   s.hparams = decoder_keys();
+  // llama.cpp's {arch}.attention.causal (read for every architecture there): absent = causal. A
+  // member whose HF config can say otherwise (qwen2: gte-Qwen2's is_causal) sets its source.
+  append(s.hparams, {{.key = "attention.causal", .field = &ArchParams::causal, .required = false, .fallback = 1,
+                      .write = Write::Never}});
   using L = LayerTensors;
   using M = ModelTensors;
   const std::string b = "layers.{L}.";
@@ -45,7 +49,7 @@ class Decoder final : public Architecture {
     p_ = read_params(f, spec);
     t_ = load_tensors(w, spec, p_);
     fill_model_info(info_, spec, p_, t_, w, Pooling::Last);
-    info_.causal = true;
+    info_.causal = p_.causal;
     info_.rank_head = r.rank_head;
     rope_.mode = r.rope;
     rope_.n_rot = static_cast<int>(p_.n_rot);
@@ -54,13 +58,14 @@ class Decoder final : public Architecture {
   }
 
   // x = token_embd[ids]; per block: x += Wo . attn(rms(x)); x += down(silu(gate(rms(x))) * up(rms(x)));
-  // x = rms(x, output_norm). Causal attention within each sequence.
+  // x = rms(x, output_norm). Causal attention within each sequence, unless the file says
+  // attention.causal = false (bidirectional: every token sees the whole sequence).
   void forward(ForwardPass& fp, Tensor x) const override {
     const float eps = p_.norm_eps;
     ops::gather(fp, t_.token_embd, fp.batch.ids, x);
     const int d_head = static_cast<int>(p_.d_head);
     ops::AttentionSpec spec{static_cast<int>(p_.n_heads), static_cast<int>(p_.n_kv_heads), d_head,
-                            1.0f / std::sqrt(static_cast<float>(d_head)), true};
+                            1.0f / std::sqrt(static_cast<float>(d_head)), info_.causal};
     spec.prefix_bias = fp.kv.bias;
     for (size_t l = 0; l < t_.layers.size(); l++) {
       const LayerTensors& L = t_.layers[l];

@@ -96,6 +96,17 @@ inline constexpr const char* kColbertHead = "cls.colbert";
 inline constexpr const char* kSparseFormulaKey = "sparse_formula";
 inline constexpr const char* kColbertFormulaKey = "colbert_formula";
 inline constexpr const char* kM3Formula = "bge-m3";
+// SPLADE (sentence-transformers' SparseEncoder: MLMTransformer + SpladePooling(max, relu)) over a
+// BertForMaskedLM: the MLM head is kept as
+//   mlm.dense.weight {d_model, d_model} + mlm.dense.bias   (BertPredictionHeadTransform.dense)
+//   mlm.norm.weight + mlm.norm.bias {d_model}               (its LayerNorm, eps {arch}.attention.layer_norm_epsilon)
+//   mlm.output.weight {d_model, vocab}                      (the decoder; absent = tied to token_embd.weight)
+//   mlm.output.bias {vocab}                                 (BertLMPredictionHead.bias)
+// with {arch}.sparse_formula = kSpladeFormula:
+//   logits_t = W_o LayerNorm(gelu(W_d h_t + b_d)) + b_o for every token t (special tokens too),
+//   weight(v) = max over t of log(1 + relu(logits_t[v])); the ids with weight > 0 are kept.
+inline constexpr const char* kMlmHead = "mlm";
+inline constexpr const char* kSpladeFormula = "splade";
 
 // ---- weights ----
 

@@ -306,3 +306,39 @@ TEST_CASE("convert: a classifier whose labels disagree with its rows is refused"
   edit_config(dir, [](nlohmann::json& c) { c["id2label"] = {{"0", "no"}, {"1", "yes"}}; });
   CHECK_THAT(convert_error(dir).what(), Catch::Contains("id2label has 2 labels") && Catch::Contains("1 rows"));
 }
+
+TEST_CASE("convert: SPLADE folders the read-out cannot follow are refused", "[convert][splade]") {
+  ScratchDir scratch;
+  const fs::path dir = copy_fixture(scratch, "splade-tiny");
+  SECTION("SpladePooling other than max / relu") {
+    nlohmann::json p = read_json(dir / "1_SpladePooling" / "config.json");
+    p["pooling_strategy"] = "sum";
+    write_json(dir / "1_SpladePooling" / "config.json", p);
+    const Error e = convert_error(dir);
+    CHECK(e.kind() == ErrorKind::Unsupported);
+    CHECK_THAT(e.what(), Catch::Contains("pooling_strategy 'sum'"));
+  }
+  SECTION("SpladePooling without an MLM head") {
+    edit_weights(dir, [](std::vector<RawTensor>& t) {
+      std::erase_if(t, [](const RawTensor& r) { return r.name.rfind("cls.predictions.", 0) == 0; });
+    });
+    const Error e = convert_error(dir);
+    CHECK(e.kind() == ErrorKind::Format);
+    CHECK_THAT(e.what(), Catch::Contains("SpladePooling") && Catch::Contains("no MLM head"));
+  }
+  SECTION("a partial MLM head") {
+    edit_weights(dir, [](std::vector<RawTensor>& t) {
+      std::erase_if(t, [](const RawTensor& r) { return r.name == "cls.predictions.transform.LayerNorm.bias"; });
+    });
+    CHECK_THAT(convert_error(dir).what(), Catch::Contains("'mlm.norm.bias'"));
+  }
+}
+
+TEST_CASE("convert: is_causal false is read for qwen2 only", "[convert][qwen2]") {
+  ScratchDir scratch;
+  const fs::path dir = copy_fixture(scratch, "llama-tiny");
+  edit_config(dir, [](nlohmann::json& c) { c["is_causal"] = false; });
+  const Error e = convert_error(dir);
+  CHECK(e.kind() == ErrorKind::Unsupported);
+  CHECK_THAT(e.what(), Catch::Contains("is_causal") && Catch::Contains("llama"));
+}

@@ -71,6 +71,24 @@ TEST_CASE("Gemma 3 causal LM converts as llama.cpp does", "[convert]") {
   check_case("gemma3-tiny", (fixtures_dir() / "gemma3-tiny").string());
 }
 
+// The XLM-R family, written by llama.cpp as `bert` with a `t5` vocabulary (its converter given
+// the folder's SentencePiece model, as real XLM-R folders ship it: convert_reference.py).
+TEST_CASE("XLM-R embedder converts as llama.cpp does (positions from pad_token_id + 1 dropped)", "[convert][xlmr]") {
+  check_case("xlmr-tiny", (fixtures_dir() / "xlmr-tiny").string());
+}
+
+TEST_CASE("XLM-R cross-encoder converts as llama.cpp does, plus pooling RANK", "[convert][xlmr]") {
+  check_case("xlmr-cls-tiny", (fixtures_dir() / "xlmr-cls-tiny").string());
+}
+
+TEST_CASE("BGE-M3 converts as llama.cpp does, plus its sparse and ColBERT heads", "[convert][xlmr]") {
+  check_case("bge-m3-tiny", (fixtures_dir() / "bge-m3-tiny").string());
+}
+
+TEST_CASE("bidirectional qwen2 converts as llama.cpp does (attention.causal = false)", "[convert][qwen2]") {
+  check_case("qwen2-bidir-tiny", (fixtures_dir() / "qwen2-bidir-tiny").string());
+}
+
 TEST_CASE("a BERT embedder's Dense layer keeps its bias and activation", "[convert]") {
   check_case("bert-dense-tiny", (fixtures_dir() / "bert-dense-tiny").string());
   const gguf::File f = convert_in_memory((fixtures_dir() / "bert-dense-tiny").string(), OutType::F32);

@@ -101,7 +101,8 @@ PendingTensor token_head_tensor(const HfModel& m, const WeightSet& weights, cons
 // order llama.cpp's own files use, which keeps `embed info` readable.
 std::tuple<int, long, std::string> order_key(const std::string& name) {
   if (name.rfind("blk.", 0) == 0) return {1, std::stol(name.substr(4)), name};
-  const bool tail = name.rfind("output", 0) == 0 || name.rfind("cls", 0) == 0 || name.rfind("dense_", 0) == 0;
+  const bool tail = name.rfind("output", 0) == 0 || name.rfind("cls", 0) == 0 || name.rfind("dense_", 0) == 0 ||
+                    name.rfind(std::string(arch::kMlmHead) + ".", 0) == 0;
   return {tail ? 2 : 0, 0, name};
 }
 
@@ -235,6 +236,26 @@ std::vector<std::string> collect_m3_heads(const HfModel& m, const arch::ArchPara
   return found;
 }
 
+// The MLM head of a BertForMaskedLM (mlm.*, engine/arch/spec.h): all of it but the decoder matrix
+// (tied to the word embeddings when absent), or none. A SparseEncoder folder (SpladePooling) needs
+// it. Returns whether the file carries it (and then gets {arch}.sparse_formula = splade).
+bool check_mlm_head(const HfModel& m, const Collected& c) {
+  const std::string mlm = std::string(arch::kMlmHead) + ".";
+  std::vector<std::string> have;
+  for (const PendingTensor& t : c.tensors)
+    if (t.shape.name.rfind(mlm, 0) == 0) have.push_back(t.shape.name);
+  if (have.empty()) {
+    if (m.splade_pooling)
+      fail(ErrorKind::Format, m.dir + ": modules.json has SpladePooling but the weights have no MLM head (cls.predictions.*)");
+    return false;
+  }
+  for (const char* part : {"dense.weight", "dense.bias", "norm.weight", "norm.bias", "output.bias"})
+    if (std::find(have.begin(), have.end(), mlm + part) == have.end())
+      fail(ErrorKind::Format, m.dir + ": the MLM head (cls.predictions.*) lacks the tensor that becomes '" + mlm + part +
+                                  "'; a partial head cannot give SPLADE's logits");
+  return true;
+}
+
 // What llama.cpp will not do with these Dense layers, for the notes.
 std::optional<std::string> dense_note(const HfModel& m, int64_t d_model) {
   if (m.dense.empty()) return std::nullopt;
@@ -313,6 +334,9 @@ gguf::Writer build_gguf(const ConvertOptions& o, ConvertSummary* summary) {
   }
   collect_dense(m, p, dense_files, c);
   const std::vector<std::string> m3_heads = collect_m3_heads(m, p, c);
+  const bool mlm_head = check_mlm_head(m, c);
+  if (mlm_head && !m3_heads.empty())
+    fail(ErrorKind::Unsupported, o.model_dir + ": an MLM head (SPLADE) and BGE-M3's sparse_linear.pt in one folder: two sparse read-outs");
   std::sort(c.tensors.begin(), c.tensors.end(),
             [](const PendingTensor& a, const PendingTensor& b) { return order_key(a.shape.name) < order_key(b.shape.name); });
 
@@ -325,6 +349,7 @@ gguf::Writer build_gguf(const ConvertOptions& o, ConvertSummary* summary) {
   else if (c.n_labels > 0) meta.classifier_labels = classifier_labels(m, c.n_labels);
   write_model_metadata(meta, w);
   for (const std::string& key : m3_heads) w.set_string(m.spec->name + "." + key, arch::kM3Formula);
+  if (mlm_head) w.set_string(m.spec->name + "." + arch::kSparseFormulaKey, arch::kSpladeFormula);
   s.tokenizer = tok::import_hf_tokenizer(o.model_dir, w);  // tokenizer.ggml.* (tokenizer/hf_import.h)
   const int64_t n_tokens = static_cast<int64_t>(w.array_count("tokenizer.ggml.tokens").value_or(0));
   for (PendingTensor& t : c.tensors) s.n_params += encode_into(t, p, n_tokens, o.type, w);
@@ -338,6 +363,9 @@ gguf::Writer build_gguf(const ConvertOptions& o, ConvertSummary* summary) {
   if (!m3_heads.empty())
     s.notes.push_back("BGE-M3 heads (sparse_linear.pt / colbert_linear.pt) written as cls.sparse / cls.colbert with formula '" +
                       std::string(arch::kM3Formula) + "'; llama.cpp's converter drops them");
+  if (mlm_head)
+    s.notes.push_back("MLM head kept as mlm.* with sparse formula '" + std::string(arch::kSpladeFormula) +
+                      "' (SPLADE: embed --output sparse); llama.cpp's converter drops it");
   if (m.st_normalize) s.notes.push_back("modules.json has Normalize: GGUF has no key for it; L2-normalize the pooled vectors (llama.cpp's server does by default)");
   if (summary) *summary = std::move(s);
   return w;

@@ -106,8 +106,10 @@ std::string module_dir(const json& mod, const std::string& type, const fs::path&
   return sub;
 }
 
-// modules.json: Transformer, Pooling, Dense (after pooling) and Normalize (last) are understood.
-// Anything else would change the vectors, so it is refused instead of being silently dropped.
+// modules.json: Transformer, Pooling, Dense (after pooling) and Normalize (last) are understood,
+// and a SparseEncoder's MLMTransformer + SpladePooling (max over tokens of log(1 + relu(logits)),
+// the SPLADE read-out the engine computes from the kept MLM head). Anything else would change the
+// vectors, so it is refused instead of being silently dropped.
 void read_modules(HfModel& m) {
   const fs::path path = fs::path(m.dir) / "modules.json";
   if (!fs::is_regular_file(path)) return;
@@ -119,7 +121,20 @@ void read_modules(HfModel& m) {
       fail(ErrorKind::Format, path.string() + ": every module needs a string 'type'");
     const std::string t = type->get<std::string>();
     if (m.st_normalize) fail(ErrorKind::Unsupported, path.string() + ": module '" + t + "' after Normalize is not supported");
-    if (ends_with(t, ".Transformer")) continue;
+    if (ends_with(t, ".Transformer") || ends_with(t, ".MLMTransformer")) continue;
+    if (ends_with(t, ".SpladePooling")) {
+      const fs::path cfg_path = fs::path(m.dir) / module_dir(mod, "SpladePooling", path) / "config.json";
+      const json cfg = read_json_file(cfg_path.string());
+      const std::string strategy = cfg.value("pooling_strategy", std::string("max"));
+      const std::string activation = cfg.value("activation_function", std::string("relu"));
+      if (strategy != "max" || activation != "relu")
+        fail(ErrorKind::Unsupported, cfg_path.string() + ": SpladePooling pooling_strategy '" + strategy + "' / activation_function '" +
+                                         activation + "' is not supported (only max / relu: SPLADE's log(1 + relu) max over tokens)");
+      if (cfg.contains("chunk_size") && !cfg["chunk_size"].is_null() && !cfg["chunk_size"].is_number_integer())
+        fail(ErrorKind::Format, cfg_path.string() + ": chunk_size must be an integer or null");
+      m.splade_pooling = true;
+      continue;
+    }
     if (ends_with(t, ".Normalize")) {
       m.st_normalize = true;
     } else if (ends_with(t, ".Pooling")) {

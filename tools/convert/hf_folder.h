@@ -39,6 +39,7 @@ struct HfModel {
   std::optional<std::string> default_prompt;
   bool token_head = false;               // the description's TokenHead applies (Qwen3-Reranker)
   int64_t position_offset = 0;           // position-table rows before position 0 (RoBERTa: pad_token_id + 1)
+  bool splade_pooling = false;           // modules.json: a SparseEncoder's SpladePooling (max, relu) over an MLMTransformer
 };
 
 // Reads and checks the folder's JSON files; throws embed::Error naming the missing file or the

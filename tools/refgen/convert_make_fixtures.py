@@ -429,7 +429,15 @@ def build_t5_tiny(name, feed_forward_proj, dense):
     write_st_pipeline(path, 64, "mean_tokens", dense=dense, prompts={"query": "query: "}, seed=80)
 
 
-XLMR_VOCAB = 1000
+# The en/de/zh STS-B text holds about 2,100 distinct characters (mostly Chinese); covering 99% of
+# the character occurrences keeps about 1,000 of them as pieces (the rarest Chinese characters are
+# <unk>, as in any vocabulary) and leaves about 500 multi-character pieces at 1,500.
+XLMR_VOCAB = 1500
+# Weights ~ N(0, 1/sqrt(d_model)) rather than HF's 0.02: at 0.02 attention and MLM add little to
+# the residual stream, and BGE-M3's CLS row came out the same for every text (cosine 0.99999
+# between different texts), which no test could tell from a wrong model.
+XLMR_INIT_STD = 0.18
+XLMR_CHARACTER_COVERAGE = 0.99
 _xlmr_proto = []
 
 
@@ -437,7 +445,7 @@ def xlmr_proto():
     """The small Unigram model, trained once per run (the three XLM-R folders share it)."""
     import tokenizer_unigram_train
     if not _xlmr_proto:
-        _xlmr_proto.append(tokenizer_unigram_train.train(XLMR_VOCAB))
+        _xlmr_proto.append(tokenizer_unigram_train.train(XLMR_VOCAB, XLMR_CHARACTER_COVERAGE))
     return _xlmr_proto[0]
 
 
@@ -447,13 +455,23 @@ def xlmr_tokenizer(path):
     tokenizer_unigram_train.build(xlmr_proto(), str(path), max_len=128)
 
 
+def xlmr_tokenizer_link(path):
+    """The same files as xlmr-tiny's, as relative symlinks: the precompiled nmt_nfkc map alone is
+    240 KB, committed once. (Built after xlmr-tiny; HF and the converter follow the links.)"""
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        target = OUT / "xlmr-tiny" / name
+        if not target.is_file():
+            sys.exit(f"{target} missing: build xlmr-tiny first")
+        (path / name).symlink_to(pathlib.Path("..") / "xlmr-tiny" / name)
+
+
 def xlmr_config(cls_config, **extra):
     """XLM-R's layout: fairseq ids (<s>=0 <pad>=1 </s>=2), positions from pad_token_id + 1 (so
     max_position_embeddings = 128 + 2), one token type. The vocabulary adds <pad> and <mask> to
     the SentencePiece pieces (tokenizer_unigram_train.build)."""
     return cls_config(vocab_size=len(xlmr_proto().pieces) + 2, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
                       intermediate_size=64, max_position_embeddings=130, type_vocab_size=1, pad_token_id=1,
-                      bos_token_id=0, eos_token_id=2, **extra)
+                      bos_token_id=0, eos_token_id=2, initializer_range=XLMR_INIT_STD, **extra)
 
 
 def perturb_positions(model):
@@ -482,7 +500,7 @@ def build_xlmr_cls_tiny():
     model = XLMRobertaForSequenceClassification(xlmr_config(XLMRobertaConfig, num_labels=1)).eval()
     perturb_norms(model)
     perturb_positions(model)
-    save(model, xlmr_tokenizer, "xlmr-cls-tiny", torch.float32)
+    save(model, xlmr_tokenizer_link, "xlmr-cls-tiny", torch.float32)
 
 
 def build_bge_m3_tiny():
@@ -494,13 +512,57 @@ def build_bge_m3_tiny():
     model = XLMRobertaModel(xlmr_config(XLMRobertaConfig)).eval()
     perturb_norms(model)
     perturb_positions(model)
-    path = save(model, xlmr_tokenizer, "bge-m3-tiny", torch.float32)
+    path = save(model, xlmr_tokenizer_link, "bge-m3-tiny", torch.float32)
     write_st_pipeline(path, 32, "cls_token")
     colbert, sparse = torch.nn.Linear(32, 32), torch.nn.Linear(32, 1)
     with torch.no_grad():
         sparse.bias.fill_(0.05)  # about half the tokens get a positive weight
     torch.save(colbert.state_dict(), path / "colbert_linear.pt")
     torch.save(sparse.state_dict(), path / "sparse_linear.pt")
+
+
+def build_splade_tiny():
+    """A SPLADE model as sentence-transformers' SparseEncoder saves one (naver/splade-v3's shape):
+    BertForMaskedLM with the decoder tied to the word embeddings (so the checkpoint has no
+    decoder matrix), modules.json MLMTransformer + SpladePooling(max, relu). The MLM bias is drawn
+    below zero so that, as in a trained SPLADE model, most of the vocabulary stays at weight 0."""
+    from transformers import BertConfig, BertForMaskedLM
+    bert_tok = bert_tokenizer()
+    torch.manual_seed(12)
+    model = BertForMaskedLM(BertConfig(
+        vocab_size=len(bert_tok), hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64,
+        max_position_embeddings=128, type_vocab_size=2, tie_word_embeddings=True)).eval()
+    perturb_norms(model)
+    with torch.no_grad():
+        emb = model.bert.embeddings.word_embeddings.weight
+        emb.copy_(torch.randn_like(emb) * 0.3)  # logits of a few units, as a trained head's
+        model.cls.predictions.bias.copy_(torch.randn_like(model.cls.predictions.bias) * 0.5 - 4.5)
+    path = save(model, bert_tok, "splade-tiny", torch.float32)
+    modules = [{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.sparse_encoder.models.MLMTransformer"},
+               {"idx": 1, "name": "1", "path": "1_SpladePooling", "type": "sentence_transformers.sparse_encoder.models.SpladePooling"}]
+    (path / "modules.json").write_text(json.dumps(modules, indent=2) + "\n")
+    (path / "1_SpladePooling").mkdir()
+    pool = {"pooling_strategy": "max", "activation_function": "relu", "word_embedding_dimension": len(bert_tok)}
+    (path / "1_SpladePooling" / "config.json").write_text(json.dumps(pool, indent=2) + "\n")
+    (path / "sentence_bert_config.json").write_text(json.dumps({"max_seq_length": 128, "do_lower_case": False}) + "\n")
+    st = {"model_type": "SparseEncoder", "prompts": {"query": "", "document": ""}, "default_prompt_name": None,
+          "similarity_fn_name": "dot"}
+    (path / "config_sentence_transformers.json").write_text(json.dumps(st, indent=2) + "\n")
+
+
+def build_qwen2_bidir_tiny(v):
+    """gte-Qwen2's shape: Qwen2Model trained with bidirectional attention, which its config.json
+    says with is_causal: false; last-token pooling on the appended <|endoftext|>, Normalize."""
+    from transformers import Qwen2Config, Qwen2Model
+    torch.manual_seed(13)
+    embed_tok = qwen_tokenizer(append_eos=True)
+    model = Qwen2Model(decoder_config(Qwen2Config, v, tie_word_embeddings=True, rope_theta=1000000.0, is_causal=False)).eval()
+    perturb_norms(model)
+    path = save(model, embed_tok, "qwen2-bidir-tiny", torch.bfloat16)
+    cfg = json.loads((path / "config.json").read_text())
+    if cfg.get("is_causal") is not False:
+        sys.exit(f"{path}/config.json lost is_causal: false")
+    write_st_modules(path, "lasttoken")
 
 
 def main():
@@ -525,6 +587,8 @@ def main():
         "xlmr-tiny": build_xlmr_tiny,
         "xlmr-cls-tiny": build_xlmr_cls_tiny,
         "bge-m3-tiny": build_bge_m3_tiny,
+        "splade-tiny": build_splade_tiny,
+        "qwen2-bidir-tiny": lambda: build_qwen2_bidir_tiny(v),
     }
     for name in args.names or builders:
         builders[name]()

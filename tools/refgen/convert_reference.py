@@ -38,7 +38,9 @@ CACHE = pathlib.Path(os.environ.get("EMBED_CACHE", pathlib.Path.home() / ".cache
 SDIST_VERSION = "0.3.36"
 TYPES = ("f32", "f16", "bf16", "q8_0")
 CASES = ("minilm", "bert-cls-tiny", "bert-dense-tiny", "qwen2-tiny", "qwen3-embedding-tiny", "qwen3-reranker-tiny",
-         "llama-tiny", "embeddinggemma-tiny", "gemma3-tiny")
+         "llama-tiny", "embeddinggemma-tiny", "gemma3-tiny", "xlmr-tiny", "xlmr-cls-tiny", "bge-m3-tiny", "qwen2-bidir-tiny")
+# Not here: splade-tiny. llama.cpp's converter refuses a SparseEncoder folder ("Only MEAN, CLS, and
+# LAST pooling types supported", for its SpladePooling module).
 MODEL_GENERAL_KEYS = ("general.architecture", "general.type", "general.file_type", "general.quantization_version",
                       "general.size_label")
 
@@ -65,6 +67,9 @@ convert_hf_to_gguf.main()
 
 
 def vendor_dir():
+    fetched = CACHE / f"llama-cpp-src-{SDIST_VERSION}"  # fetch_llama_cpp_src.sh's copy of the same sdist
+    if (fetched / "convert_hf_to_gguf.py").is_file() and (fetched / "conversion").is_dir():
+        return fetched
     base = CACHE / "sdist" / f"llama_cpp_python-{SDIST_VERSION}" / "vendor" / "llama.cpp"
     if not (base / "convert_hf_to_gguf.py").is_file():
         (CACHE / "sdist").mkdir(parents=True, exist_ok=True)
@@ -168,11 +173,53 @@ def apply_deviations(case, folder, gtype, meta, tensors, arch):
         tensors["cls.bias"] = tensor_entry("F32", b.shape, encode_like_gguf_py(b, "F32"))
         meta["bert.pooling_type"] = 4
         notes.append("cls.weight/cls.bias from bert.pooler.dense and pooling_type RANK for the classifier head")
+    if arch == "bert" and cfg["architectures"][0] == "XLMRobertaForSequenceClassification" and "bert.pooling_type" not in meta:
+        meta["bert.pooling_type"] = 4
+        notes.append("pooling_type RANK for the classifier head (llama.cpp writes cls / cls.output but no pooling type)")
     if not any(name.startswith("dense_") for name in tensors):
         notes += add_dense_modules(folder, gtype, meta, tensors, arch)
+    notes += add_readout_heads(folder, gtype, meta, tensors, arch, cfg)
+    if arch == "qwen2" and cfg.get("is_causal") is False and f"{arch}.attention.causal" not in meta:
+        meta[f"{arch}.attention.causal"] = False
+        notes.append("qwen2.attention.causal = false from config.json's is_causal (llama.cpp's converter does not read it: "
+                     "its file would run causal)")
     if notes:
         n_params = sum(int(np.prod(t["ne"])) for t in tensors.values())
         meta["general.size_label"] = gguf.size_label(n_params, 0, 0, 0)
+    return notes
+
+
+def add_readout_heads(folder, gtype, meta, tensors, arch, cfg):
+    """Heads llama.cpp's converter drops and embed keeps (engine/arch/spec.h): BGE-M3's
+    sparse_linear.pt / colbert_linear.pt as cls.sparse.* / cls.colbert.* with the bge-m3 formula
+    keys, and a BertForMaskedLM's MLM head as mlm.* with sparse_formula splade."""
+    import torch
+    from safetensors.torch import load_file as torch_load
+    notes = []
+    for file, head, key in (("sparse_linear.pt", "cls.sparse", "sparse_formula"), ("colbert_linear.pt", "cls.colbert", "colbert_formula")):
+        if not (folder / file).is_file():
+            continue
+        sd = torch.load(folder / file, map_location="cpu", weights_only=True)
+        w, b = sd["weight"].float().numpy(), sd["bias"].float().numpy()
+        qname = weight_type(gtype, w.shape[1])
+        tensors[f"{head}.weight"] = tensor_entry(qname, w.shape[::-1], encode_like_gguf_py(w, qname))
+        tensors[f"{head}.bias"] = tensor_entry("F32", b.shape, encode_like_gguf_py(b, "F32"))
+        meta[f"{arch}.{key}"] = "bge-m3"
+        notes.append(f"{head}.weight/.bias from {file} and {arch}.{key} = bge-m3")
+    if cfg["architectures"][0] == "BertForMaskedLM":
+        weights = {k: v.float().numpy() for k, v in torch_load(str(folder / "model.safetensors")).items()}
+        names = {"mlm.dense.weight": "cls.predictions.transform.dense.weight", "mlm.dense.bias": "cls.predictions.transform.dense.bias",
+                 "mlm.norm.weight": "cls.predictions.transform.LayerNorm.weight",
+                 "mlm.norm.bias": "cls.predictions.transform.LayerNorm.bias", "mlm.output.weight": "cls.predictions.decoder.weight",
+                 "mlm.output.bias": "cls.predictions.bias"}
+        for name, hf in names.items():
+            if hf not in weights:
+                continue
+            v = weights[hf].astype(np.float32)
+            qname = weight_type(gtype, v.shape[1]) if v.ndim == 2 else "F32"
+            tensors[name] = tensor_entry(qname, v.shape[::-1], encode_like_gguf_py(v, qname))
+        meta[f"{arch}.sparse_formula"] = "splade"
+        notes.append("mlm.* from cls.predictions.* (the MLM head; decoder tied when absent) and bert.sparse_formula = splade")
     return notes
 
 
@@ -205,7 +252,36 @@ def add_dense_modules(folder, gtype, meta, tensors, arch):
     return notes
 
 
+def with_sentencepiece_model(folder, tmp):
+    """llama.cpp's converter reads an XLM-R vocabulary from sentencepiece.bpe.model (as bge-m3 and
+    multilingual-e5 ship it); from tokenizer.json alone it expects a bare Precompiled normalizer,
+    not the Sequence(Precompiled, Replace) that HF's XLM-R conversion writes. The tiny XLM-R
+    folders commit tokenizer.json only, so for llama.cpp a copy of the folder gets the SentencePiece
+    model retrained by the same deterministic call (convert_make_fixtures.xlmr_proto), checked
+    piece for piece and score for score against tokenizer.json."""
+    cfg = folder / "tokenizer_config.json"
+    if not cfg.is_file() or json.loads(cfg.read_text()).get("tokenizer_class") != "XLMRobertaTokenizer":
+        return folder
+    if (folder / "sentencepiece.bpe.model").is_file():
+        return folder
+    sys.path.insert(0, str(ROOT / "tools" / "refgen"))
+    import convert_make_fixtures
+    proto = convert_make_fixtures.xlmr_proto()
+    vocab = json.loads((folder / "tokenizer.json").read_text())["model"]["vocab"]
+    pieces = [(p.piece, p.score) for p in proto.pieces[3:]]
+    if [(v[0], v[1]) for v in vocab[4:-1]] != [(p, float(__import__("numpy").float32(s_))) for p, s_ in pieces] and \
+            [v[0] for v in vocab[4:-1]] != [p for p, _ in pieces]:
+        raise RuntimeError(f"{folder.name}: the retrained SentencePiece model is not tokenizer.json's vocabulary")
+    copy = pathlib.Path(tmp) / ("spm-" + folder.name)
+    if not copy.exists():
+        import shutil
+        shutil.copytree(folder, copy)
+        (copy / "sentencepiece.bpe.model").write_bytes(proto.SerializeToString())
+    return copy
+
+
 def run_reference(vendor, folder, gtype, out):
+    folder = with_sentencepiece_model(folder, out.parent)
     tok = json.loads((folder / "tokenizer.json").read_text())
     env = dict(os.environ, HF_HUB_OFFLINE="1",
                EMBED_REF_PRE_FALLBACK="qwen2" if tok["model"]["type"] == "BPE" else "jina-v2-en")
