@@ -10,7 +10,9 @@
   X(llama_spec)                \
   X(gemma3_spec)               \
   X(gemma_embedding_spec)      \
-  X(nomic_bert_spec)
+  X(nomic_bert_spec)           \
+  X(mpnet_spec)                \
+  X(t5encoder_spec)
 
 namespace embed {
 namespace arch {

@@ -40,6 +40,9 @@ CASES = {
     "xlmr-tiny": "sentence-transformers",
     "xlmr-cls-tiny": "cross-encoder",
     "bge-m3-tiny": "bge-m3",
+    "mpnet-tiny": "sentence-transformers",
+    "t5-gtr-tiny": "sentence-transformers",
+    "t5-gated-tiny": "sentence-transformers",
 }
 # The XLM-R folders' vocabulary is multilingual: their texts add German and Chinese STS-B lines
 # and the scripts, forms and characters of issue 24 (Japanese, Arabic, Hindi, emoji, combining
