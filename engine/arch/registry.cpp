@@ -12,7 +12,8 @@
   X(gemma_embedding_spec)      \
   X(nomic_bert_spec)           \
   X(mpnet_spec)                \
-  X(t5encoder_spec)
+  X(t5encoder_spec)            \
+  X(modern_bert_spec)
 
 namespace embed {
 namespace arch {

@@ -272,9 +272,9 @@ void check_every_cpu_level(const char* name) {
   CHECK(levels >= 2);  // scalar and at least AVX2 on every machine the project supports
 }
 
-// The encoder families of issue #25 with their own forward (position-bias tables): their
-// references are sentence-transformers' (convert_vectors.py).
-const char* const kEncoderFamilyCases[] = {"mpnet-tiny", "t5-gtr-tiny", "t5-gated-tiny"};
+// The encoder families of issue #25 with their own forward (position-bias tables, alternating
+// sliding-window attention): their references are sentence-transformers' (convert_vectors.py).
+const char* const kEncoderFamilyCases[] = {"mpnet-tiny", "t5-gtr-tiny", "t5-gated-tiny", "modern-bert-tiny"};
 
 }  // namespace
 

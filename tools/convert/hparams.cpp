@@ -93,10 +93,18 @@ std::optional<Value> from_config(const json& c, const arch::HParamSpec& row) {
   if (src.empty() || src == "@d_head") return std::nullopt;
   if (src == "@false") return Value(false);
   if (src == "@layer_pattern") return layer_pattern(c);
+  if (src == "@classifier_pooling") {  // ModernBERT's "cls" | "mean" as llama.cpp's pooling enum
+    const json* v = find_key(c, "classifier_pooling");
+    if (!v) return std::nullopt;
+    if (*v == "cls") return Value(int64_t{2});
+    if (*v == "mean") return Value(int64_t{1});
+    fail(ErrorKind::Unsupported, "config.json: classifier_pooling " + v->dump() + " is not supported (cls, mean)");
+  }
   if (src == "@rope_theta") {
     const json& r = rope_dict(c);
     const json* v = find_key(r, "rope_theta");
     if (!v) v = find_key(c, "rope_theta");
+    if (!v) v = find_key(c, "global_rope_theta");  // ModernBERT's configs on the Hub
     return v ? from_json(*v, row, "rope_theta") : std::nullopt;
   }
   if (src == "@rope_theta_swa") {
@@ -105,6 +113,7 @@ std::optional<Value> from_config(const json& c, const arch::HParamSpec& row) {
       if (const json* r = find_key(c, key); r && r->is_object() && r->contains("sliding_attention")) sliding = &(*r)["sliding_attention"];
     const json* v = sliding ? find_key(*sliding, "rope_theta") : nullptr;
     if (!v) v = find_key(c, "rope_local_base_freq");
+    if (!v) v = find_key(c, "local_rope_theta");  // ModernBERT's configs on the Hub
     return v ? from_json(*v, row, "rope_local_base_freq") : std::nullopt;
   }
   if (src.rfind("@rope.", 0) == 0) {

@@ -43,6 +43,7 @@ CASES = {
     "mpnet-tiny": "sentence-transformers",
     "t5-gtr-tiny": "sentence-transformers",
     "t5-gated-tiny": "sentence-transformers",
+    "modern-bert-tiny": "sentence-transformers",
 }
 # The XLM-R folders' vocabulary is multilingual: their texts add German and Chinese STS-B lines
 # and the scripts, forms and characters of issue 24 (Japanese, Arabic, Hindi, emoji, combining
