@@ -7,6 +7,8 @@
 //   x = LN(emb);  x += Wo . attn(rope(q), rope(k), v)(LN_attn(x));  x += down(gelu(a) * b), [a | b] = Wi . LN_mlp(x)
 // and a final LayerNorm. The MLP is a fused GLU pair (ffn_up: 2 d_ff rows, the activated half
 // first, GELU erf as HF's "gelu"), split into the gate/up slots at load.
+// Rerankers (ModernBertForSequenceClassification): the rank head pools the CLS row or the mean
+// (classifier.pooling_type from classifier_pooling), then cls.norm(gelu(cls . x + b)), then cls.output.
 // Reference: HF transformers models/modernbert/modeling_modernbert.py (ModernBertEmbeddings,
 // ModernBertEncoderLayer, ModernBertAttention, ModernBertMLP; the sliding-window mask is
 // |i - j| <= local_attention // 2). GGUF names and keys are llama.cpp's (conversion/bert.py

@@ -44,6 +44,7 @@ CASES = {
     "t5-gtr-tiny": "sentence-transformers",
     "t5-gated-tiny": "sentence-transformers",
     "modern-bert-tiny": "sentence-transformers",
+    "modern-bert-cls-tiny": "cross-encoder",
 }
 # The XLM-R folders' vocabulary is multilingual: their texts add German and Chinese STS-B lines
 # and the scripts, forms and characters of issue 24 (Japanese, Arabic, Hindi, emoji, combining
