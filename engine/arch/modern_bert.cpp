@@ -25,6 +25,9 @@ class ModernBert final : public Architecture {
  public:
   ModernBert(const gguf::File& f, WeightLoader& w) {
     p_ = read_params(f, modern_bert_spec());
+    // llama.cpp's converter writes ModernBERT's norm_eps (a LayerNorm's) under the RMS key.
+    if (!f.has("modern-bert.attention.layer_norm_epsilon") && f.has("modern-bert.attention.layer_norm_rms_epsilon"))
+      p_.norm_eps = f.get<float>("modern-bert.attention.layer_norm_rms_epsilon");
     t_ = load_tensors(w, modern_bert_spec(), p_);
     for (size_t l = 0; l < t_.layers.size(); l++) {
       LayerTensors& L = t_.layers[l];
@@ -37,6 +40,10 @@ class ModernBert final : public Architecture {
       L.ffn_gate = w.matrix_rows(fused, 2 * p_.d_ff, p_.d_model, 0, p_.d_ff);
       L.ffn_up = w.matrix_rows(fused, 2 * p_.d_ff, p_.d_model, p_.d_ff, p_.d_ff);
     }
+    // llama.cpp's converter writes HF's hidden_activation; derivatives with "silu" (SwiGLU) would
+    // need another GLU, so they are refused rather than run with GELU.
+    if (const std::string act = f.get_or<std::string>("modern-bert.hidden_activation", "gelu"); act != "gelu")
+      fail(ErrorKind::Unsupported, f.path() + ": modern-bert.hidden_activation '" + act + "' is not supported (gelu)");
     fill_model_info(info_, modern_bert_spec(), p_, t_, w, Pooling::Mean);
     info_.causal = false;
     // ModernBertPredictionHead on the CLS row or the mean (classifier.pooling_type; llama.cpp's
@@ -114,11 +121,12 @@ const ArchSpec& modern_bert_spec() {
         // The whole local window (local_attention, 128 in ModernBERT): a query sees |i - j| <= half of it.
         {.key = "attention.sliding_window", .field = &ArchParams::n_swa, .lo = 0, .hi = kMaxContext, .required = false,
          .fallback = 0, .hf = "local_attention"},
-        // Layer l is global iff l % pattern == 0 (llama.cpp's dense-first pattern, its default 3).
+        // Layer l is global iff l % pattern == 0 (llama.cpp's dense-first pattern, its default 3):
+        // global_attn_every_n_layers, checked against layer_types when config.json has both.
         {.key = "classifier.pooling_type", .field = &ArchParams::cls_pooling, .lo = -1, .hi = 4, .required = false, .fallback = -1,
          .hf = "@classifier_pooling", .write = Write::IfInConfig},
         {.key = "attention.sliding_window_pattern", .field = &ArchParams::swa_pattern, .lo = 1, .hi = kMaxLayers,
-         .required = false, .fallback = 3, .hf = "global_attn_every_n_layers"},
+         .required = false, .fallback = 3, .hf = "@dense_first_pattern"},
     });
     s.hf_defaults = {{"attention.sliding_window_pattern", 3}, {"attention.sliding_window", 128}};  // ModernBertConfig's
     using L = LayerTensors;
