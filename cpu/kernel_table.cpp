@@ -80,6 +80,16 @@ KernelTable avx512_int8_table() {
   return t;
 }
 
+// Compute type BF16 without AMX: the AVX-512 level with the AVX512-BF16 (vdpbf16ps) GEMM;
+// attention stays f32 (its share of the time is small next to the matmuls).
+KernelTable avx512_bf16_table() {
+  KernelTable t = avx512_table();
+  t.compute = ComputeType::BF16;
+  t.matmul = avx512::matmul_bf16;
+  t.pack_matmul_weight = avx512::pack_weight_bf16;
+  return t;
+}
+
 KernelTable amx_table(ComputeType compute) {
   KernelTable t = avx512_table();
   t.isa = CpuIsa::Amx;
@@ -120,15 +130,20 @@ const KernelTable& kernel_table(CpuIsa isa, ComputeType compute) {
     static const KernelTable avx512_int8 = avx512_int8_table();
     return avx512_int8;
   }
-  if (compute == ComputeType::BF16) {
-    // Refused rather than emulated: bf16 products are exact in f32, so f32 FMAs over bf16-rounded
-    // operands would give the tiles' products, but at the f32 FMA rate plus the rounding, i.e.
-    // slower than the default and less exact (docs/kernels.md).
-    const bool vdpbf16ps = cpu_features().avx512bf16;
-    fail(ErrorKind::Unsupported, std::string("compute type bf16 has no kernels at the CPU level ") + cpu_isa_name(isa) +
-                                     (vdpbf16ps ? " (it needs AMX; kernels on this CPU's AVX512-BF16 vdpbf16ps are not written yet)"
-                                                : " (it needs AMX or AVX512-BF16's vdpbf16ps, which this CPU lacks; the default f32 is faster here)"));
+  if (isa == CpuIsa::Avx512 && compute == ComputeType::BF16) {
+    const CpuFeatures& f = cpu_features();
+    if (!(f.avx512bw && f.avx512bf16))
+      fail(ErrorKind::Unsupported, "compute type bf16 has no kernels at the CPU level avx512 (it needs AMX or AVX512-BF16's vdpbf16ps, "
+                                   "which this CPU lacks; the default f32 is faster here; this CPU: " + f.describe() + ")");
+    static const KernelTable avx512_bf16 = avx512_bf16_table();
+    return avx512_bf16;
   }
+  if (compute == ComputeType::BF16)
+    // Refused rather than emulated: bf16 products are exact in f32, so f32 FMAs over bf16-rounded
+    // operands would give vdpbf16ps's products, but at the f32 FMA rate plus the rounding, i.e.
+    // slower than the default and less exact (docs/kernels.md).
+    fail(ErrorKind::Unsupported, std::string("compute type bf16 has no kernels at the CPU level ") + cpu_isa_name(isa) +
+                                     " (it needs AMX, or AVX-512 with AVX512-BF16's vdpbf16ps)");
   if (compute != ComputeType::F32)
     fail(ErrorKind::Unsupported, std::string("compute type ") + compute_type_name(compute) + " has no kernels at the CPU level " +
                                      cpu_isa_name(isa) + " (it needs AMX, or AVX-512 VNNI)");

@@ -83,6 +83,14 @@ void glu(const GluArgs& a, ThreadPool& pool);
 // products of cpu/int8_blocks.h by vpdpbusd; float weights take the f32 panels of matmul.
 void matmul_int8(const MatmulArgs& a, ThreadPool& pool);
 std::unique_ptr<PackedWeight> pack_weight_int8(const Tensor& w);
+// Compute type BF16 without AMX (AVX512-BF16 vdpbf16ps, matmul_bf16_avx512.cpp): float weights
+// rounded to bf16 pair panels at load, activations rounded per call, f32 sums; quantized weights
+// take matmul (f32-grade). Fuses MatmulArgs::activation.
+void matmul_bf16(const MatmulArgs& a, ThreadPool& pool);
+std::unique_ptr<PackedWeight> pack_weight_bf16(const Tensor& w);
+// The k-block of matmul_bf16: its sums restart at 0 every kBf16KBlock k values (the order
+// ref::matmul_bf16_pairs reproduces).
+constexpr int64_t kBf16KBlock = 256;
 }  // namespace embed::cpu::avx512
 
 // AMX versions (cpu/*_amx.cpp, compiled with the AMX and AVX-512 BF16 flags; used when the CPU

@@ -4,9 +4,10 @@
 //
 // The micro-kernel is a 12 x 32 register tile: 24 zmm accumulators, two 16-wide panel vectors per
 // k step and one broadcast per row, so 24 FMAs per 14 loads (the 6 x 32 tile it replaced issued 12
-// per 8, and spent port cycles converting 16-bit panels). The epilogue is fused: the first k-block
-// starts from (accumulate ? y : 0) + bias in registers and the last applies MatmulArgs::activation
-// before the one store, so no pass over y initialises it or activates it.
+// per 8, and spent port cycles converting 16-bit panels). The epilogue is fused
+// (gemm_epilogue_avx512.h, shared with the bf16 GEMM): the first k-block starts from
+// (accumulate ? y : 0) + bias in registers and the last applies MatmulArgs::activation before the
+// one store, so no pass over y initialises it or activates it.
 //
 // Each output element is still the sum of its products in k order, one FMA chain per 256-deep
 // k-block, added to the starting value block after block: the order of the AVX2 kernel
@@ -14,9 +15,9 @@
 // the other rows of the batch.
 #include <algorithm>
 
+#include "cpu/gemm_epilogue_avx512.h"
 #include "cpu/kernels.h"
 #include "cpu/packed_weight.h"
-#include "cpu/simd_avx512.h"
 
 namespace embed::cpu::avx512 {
 namespace {
@@ -24,16 +25,6 @@ namespace {
 constexpr int64_t kKC = 256;  // k-block, as on the AVX2 path (the order of the sums depends on it)
 constexpr int kMR = 12;       // rows per register tile
 constexpr int kNR = 32;       // columns per register tile: two 16-wide panels
-
-inline __mmask16 lanes(int n) { return n >= 16 ? __mmask16(0xFFFF) : n <= 0 ? __mmask16(0) : __mmask16((1u << n) - 1u); }
-
-// What happens to a tile's sums when they are stored.
-struct Epilogue {
-  bool first = false;             // y = start + sums, start = (accumulate ? y : 0) + bias; else y += sums
-  bool accumulate = false;        // with first: the starting value includes y
-  const float* bias = nullptr;    // with first: the bias of the tile's first column, or null
-  const Activation* act = nullptr;  // applied after the last k-block's sums, or null
-};
 
 // c[0..MR) x [0..n_valid) (ldc apart) gets the sums over p < kc of a[r * lda + p] * b[p] (b: two
 // 16-wide halves b0 and b1, rows ldb apart) as `e` says.
@@ -52,23 +43,7 @@ void micro_kernel(int64_t kc, const float* a, int64_t lda, const float* b0, cons
       acc[r][1] = _mm512_fmadd_ps(ar, x1, acc[r][1]);
     }
   }
-  const __mmask16 m[2] = {lanes(n_valid), lanes(n_valid - 16)};
-  const __m512 zero = _mm512_setzero_ps();
-#pragma GCC unroll 12
-  for (int r = 0; r < MR; r++)
-#pragma GCC unroll 2
-    for (int h = 0; h < 2; h++) {
-      float* cr = c + r * ldc + 16 * h;
-      __m512 start;
-      if (e.first)  // as init_matmul_output: (accumulate ? y : 0) + (bias or 0)
-        start = _mm512_add_ps(e.accumulate ? _mm512_maskz_loadu_ps(m[h], cr) : zero,
-                              e.bias ? _mm512_maskz_loadu_ps(m[h], e.bias + 16 * h) : zero);
-      else
-        start = _mm512_maskz_loadu_ps(m[h], cr);
-      __m512 v = _mm512_add_ps(start, acc[r][h]);
-      if (e.act) v = activate(*e.act, v);
-      _mm512_mask_storeu_ps(cr, m[h], v);
-    }
+  store_tile<MR>(acc, c, ldc, n_valid, e);
 }
 
 using KernelFn = void (*)(int64_t, const float*, int64_t, const float*, const float*, int64_t, float*, int64_t, int,

@@ -8,11 +8,13 @@
 
 namespace embed::cpu {
 
-uint8_t* PanelWeight::allocate(size_t payload) {
+uint8_t* allocate_cache_aligned(std::vector<uint8_t>& data, size_t& start, size_t payload) {
   data.assign(payload + 63, 0);
   start = static_cast<size_t>(-reinterpret_cast<uintptr_t>(data.data()) & 63);
   return data.data() + start;
 }
+
+uint8_t* PanelWeight::allocate(size_t payload) { return allocate_cache_aligned(data, start, payload); }
 
 PanelWeight pack_panels(const Tensor& w) {
   PanelWeight p;

@@ -7,6 +7,12 @@
 // words converted in registers), so its copy costs no more memory than the weight itself; AVX-512
 // widens f16/bf16 to f32 once here (pack_panels_f32: twice the bytes of a 16-bit weight) so its
 // GEMM spends no FMA-port cycles on conversions.
+//
+// PairPanelWeight (compute type bf16 on AVX512-BF16, matmul_bf16_avx512.cpp): the same 16-row
+// panels, but each k step is a pair (k, k+1) of bf16 values per row, so one 64-byte vector is the
+// 16 rows' pairs, the operand vdpbf16ps reads as is. Weights are rounded to bf16 (round to nearest
+// even) once here: 2 bytes per weight (k padded to even, n to 16), the size of an f16/bf16 file
+// and half the f32 panels of the default AVX-512 path.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +21,10 @@
 #include "engine/tensor.h"
 
 namespace embed::cpu {
+
+// Sizes `data` for `payload` zeroed bytes starting at a 64-byte boundary; sets `start` to that
+// boundary's offset and returns it.
+uint8_t* allocate_cache_aligned(std::vector<uint8_t>& data, size_t& start, size_t payload);
 
 struct PackedWeight {
   virtual ~PackedWeight() = default;
@@ -38,6 +48,20 @@ struct PanelWeight final : PackedWeight {
   }
   // Sizes `data` for `payload` bytes starting at a 64-byte boundary, zeroed; returns that start.
   uint8_t* allocate(size_t payload);
+};
+
+struct PairPanelWeight final : PackedWeight {
+  int64_t n = 0, k = 0;              // rows (outputs) and columns (inputs) of the weight
+  int64_t k_pairs = 0, n_panels = 0;  // (k + 1) / 2, (n + 15) / 16
+  std::vector<uint8_t> data;         // from data[start]: [n_panels][k_pairs][16 rows][2] bf16; padding is zero
+  size_t start = 0;                  // data + start is 64-byte aligned: one pair step of a panel is one cache line
+
+  size_t bytes() const override { return data.size(); }
+  uint8_t* allocate(size_t payload) { return allocate_cache_aligned(data, start, payload); }
+  // Panel p from pair index q0: 16 32-bit units (row r's bf16 pair) per pair.
+  const uint32_t* panel(int64_t p, int64_t q0) const {
+    return reinterpret_cast<const uint32_t*>(data.data() + start) + (static_cast<size_t>(p) * k_pairs + q0) * kPanelWidth;
+  }
 };
 
 // Whether the panel GEMM can use a packed copy of this weight type.

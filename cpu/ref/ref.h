@@ -9,6 +9,14 @@ namespace embed::cpu::ref {
 
 void gather(const GatherArgs& a);
 void matmul(const MatmulArgs& a);
+// The arithmetic of the bf16 compute type on AVX512-BF16 (vdpbf16ps), step by step in f32 rather
+// than in double, so a kernel summing in the same order gives the same bits: x and w rounded to
+// bf16 (round to nearest even; denormals flushed to zero, as vcvtne2ps2bf16 does) and k padded to
+// even with zeros; per k-block of `k_block` (even) values a sum starts at 0 and adds, pair by
+// pair, the odd element's product and then the even one's, each addition rounded to f32 and a
+// denormal sum flushed to zero (products of bf16 values are exact; products below 2^-126 are not
+// modelled). y = (accumulate ? y : 0) + bias, then each block's sum added in order. No activation.
+void matmul_bf16_pairs(const MatmulArgs& a, int64_t k_block);
 void layer_norm(const LayerNormArgs& a);
 void rms_norm(const RmsNormArgs& a);
 void rope(const RopeArgs& a);

@@ -519,7 +519,7 @@ TEST_CASE("precision: calibrate, then int8 / uint8 / binary / ubinary rows in ev
 
 // The kernel level: `embed info` reports the one the backend would choose (cpu/isa.h), EMBED_ISA
 // forces one, and an unknown level or a compute type the level cannot run is a named error.
-TEST_CASE("embed info reports the CPU kernel level, EMBED_ISA forces it, bf16 and int8 need AMX", "[cli]") {
+TEST_CASE("embed info reports the CPU kernel level, EMBED_ISA forces it, bf16 and int8 need AMX or AVX-512", "[cli]") {
   const Run best = run("info " + kModel);
   REQUIRE(best.code == 0);
   CHECK(best.out.find(std::string("kernels:     ") + cpu_isa_name(cpu::best_isa()) + "\n") != std::string::npos);
@@ -527,7 +527,7 @@ TEST_CASE("embed info reports the CPU kernel level, EMBED_ISA forces it, bf16 an
   const Run forced = run("info " + kModel, "", "EMBED_ISA=avx2");
   REQUIRE(forced.code == 0);
   CHECK(forced.out.find("kernels:     avx2 (forced by EMBED_ISA)") != std::string::npos);
-  CHECK(forced.out.find("bf16 needs AMX, int8 AMX or AVX-512 VNNI") != std::string::npos);
+  CHECK(forced.out.find("bf16 needs AMX or AVX512-BF16, int8 AMX or AVX-512 VNNI") != std::string::npos);
 
   const Run unknown = run("info " + kModel, "", "EMBED_ISA=avx9");
   REQUIRE(unknown.code == 0);  // the file is described all the same

@@ -9,6 +9,9 @@
 // position bias (relative buckets of a table, ALiBi slopes) adds |bias| eps to each logit's error;
 // the bucket boundaries and slopes are checked against hand-written tables, the reference's bias
 // by hand.
+#include <cstring>
+#include <map>
+
 #include "cpu/ref/ref.h"
 #include "tests/kernels/harness.h"
 
@@ -85,6 +88,7 @@ void run_case(const Case& c, uint32_t seed, int64_t offset = 0) {
   const double max_bias = set_position_bias(ra, c.bias, table, seed + 5, ra.max_seqlen);
   cpu::ref::attention(ra);
   const double d = c.d_head;
+  std::map<std::string, std::vector<float>> outputs;  // per backend name
   for (auto& bt : backends_under_test()) {
     // A score s = scale * q.k is a sum of d products with sum |q k| <= d (inputs in [-1, 1]): its
     // error is scale * product_sum_tolerance(d, d); softmax turns a score error e into a relative
@@ -111,6 +115,7 @@ void run_case(const Case& c, uint32_t seed, int64_t offset = 0) {
                        " d_head " + std::to_string(c.d_head) + (c.causal ? " causal" : " bidirectional") + " window " +
                        std::to_string(c.window_left) + "/" + std::to_string(c.window_right);
     const std::vector<float> got = arena.download(a.out);
+    outputs[bt.name] = got;
     expect_close(got, want, atol, 0, what, qc);
     // The worst-case bound grows with d^2: a systematic error well inside it (1e-4 at head size
     // 256) must still fail, by the mean squared error.
@@ -118,6 +123,17 @@ void run_case(const Case& c, uint32_t seed, int64_t offset = 0) {
     INFO(what << ": NMSE " << mm.nmse << " (ceiling " << bt.nmse_ceiling << ")");
     CHECK(mm.nmse <= bt.nmse_ceiling);
   }
+  // The AVX2 and AVX-512 attentions sum every score and output in the same order whatever their
+  // tiles (6 x 16 and 12 x 32 rows x columns), so they give the same bits; the avx512 level's int8
+  // and bf16 compute types run its f32 attention (cpu/kernel_table.cpp).
+  auto same_bits = [&](const std::string& x, const std::string& y) {
+    if (!outputs.count(x) || !outputs.count(y)) return;
+    INFO(x << " vs " << y);
+    CHECK(std::memcmp(outputs[x].data(), outputs[y].data(), outputs[x].size() * 4) == 0);
+  };
+  same_bits("cpu-avx2", "cpu-avx512");
+  same_bits("cpu-avx512", "cpu-avx512-int8");
+  same_bits("cpu-avx512", "cpu-avx512-bf16");
 }
 
 }  // namespace

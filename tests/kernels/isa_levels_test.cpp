@@ -30,6 +30,9 @@ TEST_CASE("every kernel level this CPU has is under test", "[kernels][isa]") {
   // Compute type int8 without AMX: wherever AVX-512 VNNI exists (the level's other half).
   if (cpuinfo_supports(CpuIsa::Avx512) && cpuinfo_has("avx512bw") && cpuinfo_has("avx512_vnni"))
     CHECK(std::find(names.begin(), names.end(), "cpu-avx512-int8") != names.end());
+  // Compute type bf16 without AMX: wherever AVX512-BF16 (vdpbf16ps) exists.
+  if (cpuinfo_supports(CpuIsa::Avx512) && cpuinfo_has("avx512bw") && cpuinfo_has("avx512_bf16"))
+    CHECK(std::find(names.begin(), names.end(), "cpu-avx512-bf16") != names.end());
   INFO("levels under test: " << required);
   CHECK(names.size() >= static_cast<size_t>(required));
 }
@@ -63,11 +66,14 @@ TEST_CASE("a kernel level or compute type this machine cannot run is refused wit
   o.compute_type = ComputeType::BF16;
   if (cpuinfo_supports(CpuIsa::Avx2))
     CHECK_THROWS_WITH(create_backend(o), Catch::Contains("compute type bf16 has no kernels at the CPU level avx2"));
-  // Without AMX, bf16 is refused at the avx512 level too, naming what it would need (vdpbf16ps).
+  // At the avx512 level bf16 runs on AVX512-BF16's vdpbf16ps; without it, it is refused naming that instruction.
   o.cpu_isa = CpuIsa::Avx512;
-  if (cpuinfo_supports(CpuIsa::Avx512) && !cpuinfo_has("avx512_bf16"))
+  if (cpuinfo_supports(CpuIsa::Avx512) && cpuinfo_has("avx512bw") && cpuinfo_has("avx512_bf16")) {
+    CHECK_THAT(create_backend(o)->name(), Catch::Contains("avx512, compute bf16"));
+  } else if (cpuinfo_supports(CpuIsa::Avx512)) {
     CHECK_THROWS_WITH(create_backend(o), Catch::Contains("compute type bf16 has no kernels at the CPU level avx512") &&
                                              Catch::Contains("AVX512-BF16's vdpbf16ps, which this CPU lacks"));
+  }
   o.cpu_isa = CpuIsa::Avx2;
   o.compute_type = ComputeType::Int8;
   if (cpuinfo_supports(CpuIsa::Avx2))

@@ -144,10 +144,19 @@ int run_info(const InfoOptions& o) {
   try {
     const CpuIsa isa = cpu::resolve_isa(CpuIsa::Auto);
     std::printf("  kernels:     %s%s\n", cpu_isa_name(isa), std::getenv("EMBED_ISA") ? " (forced by EMBED_ISA)" : "");
-    const bool vnni = isa == CpuIsa::Avx512 && cpu::cpu_features().avx512bw && cpu::cpu_features().avx512vnni;
-    std::printf("  compute:     %s\n", isa == CpuIsa::Amx ? "f32 (default), bf16, int8"
-                                     : vnni          ? "f32 (default), int8 (bf16 needs AMX)"
-                                                     : "f32 (bf16 needs AMX, int8 AMX or AVX-512 VNNI)");
+    // What cpu/kernel_table.cpp binds: bf16 on AMX or AVX512-BF16, int8 on AMX or AVX-512 VNNI.
+    const cpu::CpuFeatures& cf = cpu::cpu_features();
+    const bool amx = isa == CpuIsa::Amx;
+    const bool bf16 = amx || (isa == CpuIsa::Avx512 && cf.avx512bw && cf.avx512bf16);
+    const bool int8 = amx || (isa == CpuIsa::Avx512 && cf.avx512bw && cf.avx512vnni);
+    std::string compute = "f32 (default)";
+    if (bf16) compute += ", bf16";
+    if (int8) compute += ", int8";
+    std::string missing;
+    if (!bf16) missing += "bf16 needs AMX or AVX512-BF16";
+    if (!int8) missing += std::string(missing.empty() ? "" : ", ") + "int8 AMX or AVX-512 VNNI";
+    if (!missing.empty()) compute += " (" + missing + ")";
+    std::printf("  compute:     %s\n", compute.c_str());
   } catch (const Error& e) {
     std::printf("  kernels:     none: %s\n", e.what());
   }
