@@ -203,6 +203,9 @@ Tokenized tokenize_pairs(const Model& m, const ResolvedRequest& r, const std::st
         }
       }
       out.truncated += truncated;
+      // A model without a token-type table (ModernBERT) reads both segments alike: its HF pair
+      // template gives every token type 0, which is what the forward sees anyway.
+      if (!m.gguf_file().find_tensor("token_types.weight")) std::fill(e.type_ids.begin(), e.type_ids.end(), 0);
       out.seqs.push_back(SequenceInput{std::move(e.ids), std::move(e.type_ids), std::move(e.special)});
     });
   summarize_truncation(out, docs.size(), r.max_tokens, "query + document pairs");

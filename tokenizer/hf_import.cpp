@@ -373,8 +373,14 @@ std::string import_unigram(const HfFolder& h, gguf::Writer& w) {
     const std::string type = p.value("type", "");
     if (type == "Metaspace") {
       space_prefix = p.value("prepend_scheme", std::string(p.value("add_prefix_space", true) ? "always" : "never")) != "never";
+    } else if (type == "WhitespaceSplit") {
+      // transformers 5's SentencePiece conversion (T5): words split at whitespace runs, each then
+      // "▁"-prefixed by Metaspace. SentencePiece's pieces never hold "▁" after their start, so
+      // this equals one Viterbi pass over the text with its whitespace runs collapsed and trimmed:
+      // remove_extra_whitespaces.
+      remove_extra_ws = true;
     } else {
-      h.unsupported("Unigram with pre-tokenizer " + type + " (supported: Metaspace)");
+      h.unsupported("Unigram with pre-tokenizer " + type + " (supported: Metaspace, WhitespaceSplit)");
     }
   }
   w.set_string("tokenizer.ggml.model", "t5");

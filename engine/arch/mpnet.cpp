@@ -8,10 +8,8 @@
 // ours, in llama.cpp's style: BERT's names without token_types, plus attn_rel_b.weight {heads,
 // buckets} (f32), and the key attention.relative_buckets_count (llama.cpp's t5 key).
 //
-// Status (issue #25): not yet in EMBED_ARCHITECTURES. Registering it is one line there plus its
-// tiny folder and reference vectors (tools/refgen/convert_make_fixtures.py, convert_vectors.py:
-// the builders are written, not yet run), which tests/convert/convert_vectors_test.cpp requires
-// of every registered architecture; until then the engine and `embed convert` do not offer it.
+// Checked against sentence-transformers on the tiny folder mpnet-tiny
+// (tools/refgen/convert_make_fixtures.py, convert_vectors.py; tests/convert/convert_vectors_test.cpp).
 #include "engine/arch/arch_common.h"
 
 namespace embed::arch {

@@ -10,7 +10,10 @@
   X(llama_spec)                \
   X(gemma3_spec)               \
   X(gemma_embedding_spec)      \
-  X(nomic_bert_spec)
+  X(nomic_bert_spec)           \
+  X(mpnet_spec)                \
+  X(t5encoder_spec)            \
+  X(modern_bert_spec)
 
 namespace embed {
 namespace arch {

@@ -90,6 +90,7 @@ int64_t dim_size(Dim d, const ArchParams& p) {
     case Dim::QRows: return p.q_rows();
     case Dim::KVRows: return p.kv_rows();
     case Dim::QkvRows: return p.q_rows() + 2 * p.kv_rows();
+    case Dim::GluRows: return 2 * p.d_ff;
     case Dim::DHead: return p.d_head;
     case Dim::Ctx: return p.n_ctx;
     case Dim::Heads: return p.n_heads;

@@ -34,6 +34,7 @@ struct ArchParams {
   int64_t n_heads = 0, n_kv_heads = 0, d_head = 0, d_value = 0, n_rot = 0;
   int64_t n_swa = 0, swa_pattern = 0, vocab_size = 0, rope_orig_ctx = 0;
   int64_t n_rel_buckets = 0, rel_max_distance = 0;  // relative-position bias buckets (both directions)
+  int64_t cls_pooling = -1;  // classifier.pooling_type: llama.cpp's pooling enum before the rank head (-1: the family's)
   float norm_eps = 0, rope_base = 0, rope_base_swa = 0, rope_factor = 0, final_softcap = 0;
   float yarn_ext_factor = 0, yarn_attn_factor = 0, yarn_beta_fast = 0, yarn_beta_slow = 0;
   bool causal = false;
@@ -132,6 +133,7 @@ enum class Dim : uint8_t {
   Heads,     // attention heads
   Buckets,   // relative-position buckets (n_rel_buckets)
   QkvRows,   // a fused attn_qkv: q_rows + 2 kv_rows (split into the q/k/v slots at load)
+  GluRows,   // a fused GLU pair (ModernBERT's ffn_up): 2 d_ff rows, gated half first
   Vocab,     // rows of the embedding table (the vocabulary)
   Free,      // any size up to the model-dimension limit, read from the tensor (cls rows)
   Types,     // token types (1..16)

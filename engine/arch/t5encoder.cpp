@@ -7,10 +7,8 @@
 // T5DenseActDense / T5DenseGatedActDense); GGUF names and keys are llama.cpp's (conversion/t5.py,
 // src/models/t5-enc.cpp).
 //
-// Status (issue #25): not yet in EMBED_ARCHITECTURES. Registering it is one line there plus its
-// tiny folder and reference vectors (tools/refgen/convert_make_fixtures.py, convert_vectors.py:
-// the builders are written, not yet run), which tests/convert/convert_vectors_test.cpp requires
-// of every registered architecture; until then the engine and `embed convert` do not offer it.
+// Checked against sentence-transformers on the tiny folder t5-gtr-tiny (ReLU MLP, a Dense layer) and t5-gated-tiny (gated GELU)
+// (tools/refgen/convert_make_fixtures.py, convert_vectors.py; tests/convert/convert_vectors_test.cpp).
 #include "engine/arch/arch_common.h"
 
 namespace embed::arch {

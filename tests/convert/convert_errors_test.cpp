@@ -252,6 +252,29 @@ TEST_CASE("convert: nomic-bert settings the forward does not run are refused", "
   }
 }
 
+TEST_CASE("convert: ModernBERT settings the forward does not run are refused", "[convert]") {
+  ScratchDir scratch;
+  const fs::path dir = copy_fixture(scratch, "modern-bert-tiny");
+  SECTION("a SwiGLU MLP (granite-embedding-97m-r2 style)") {
+    edit_config(dir, [](nlohmann::json& c) { c["hidden_activation"] = "silu"; });
+    CHECK_THAT(convert_error(dir).what(), Catch::Contains("hidden_activation = \"silu\""));
+  }
+  SECTION("norm biases") {
+    edit_config(dir, [](nlohmann::json& c) { c["norm_bias"] = true; });
+    CHECK_THAT(convert_error(dir).what(), Catch::Contains("norm_bias = true"));
+  }
+  SECTION("layer types that are not global every n layers from layer 0") {
+    edit_config(dir, [](nlohmann::json& c) { c["layer_types"][1] = "full_attention"; });
+    const Error e = convert_error(dir);
+    CHECK(e.kind() == ErrorKind::Unsupported);
+    CHECK_THAT(e.what(), Catch::Contains("layer_types") && Catch::Contains("layer 1"));
+  }
+  SECTION("a classifier pooling other than cls or mean") {
+    edit_config(dir, [](nlohmann::json& c) { c["classifier_pooling"] = "max"; });
+    CHECK_THAT(convert_error(dir).what(), Catch::Contains("classifier_pooling \"max\""));
+  }
+}
+
 TEST_CASE("convert: weight problems name the tensor", "[convert]") {
   ScratchDir scratch;
   const fs::path dir = copy_fixture(scratch, "qwen2-tiny");

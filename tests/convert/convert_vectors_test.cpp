@@ -24,6 +24,7 @@
 #include "engine/arch/spec.h"
 #include "engine/prompts.h"
 #include "gguf/file.h"
+#include "tokenizer/tokenizer.h"
 #include "tools/convert/convert.h"
 #include "convert_test_util.h"
 #include "tests/cpuinfo_flags.h"
@@ -249,27 +250,62 @@ Stats same_ids_stats(const std::shared_ptr<const Model>& model, const nlohmann::
   return s;
 }
 
+// f32 against the case's reference on every CPU level this machine runs (EMBED_ISA's levels,
+// forced through ModelOptions::cpu_isa), on the reference's ids.
+void check_every_cpu_level(const char* name) {
+  const nlohmann::json ref = read_json(fixtures_dir() / "vectors" / (std::string(name) + ".json"));
+  ScratchDir dir;
+  const fs::path gguf_path = convert_f32(name, dir);
+  int levels = 0;
+  for (CpuIsa isa : {CpuIsa::Scalar, CpuIsa::Avx2, CpuIsa::Avx512, CpuIsa::Amx}) {
+    if (!embed::test::cpuinfo_supports(isa)) continue;
+    ModelOptions o{Device::Cpu, 2};
+    o.cpu_isa = isa;
+    auto model = Model::load(gguf_path.string(), o);
+    REQUIRE(model.ok());
+    CHECK(model.value()->describe().kernels == cpu_isa_name(isa));
+    for (const auto& v : ref["variants"])
+      check_stats(same_ids_stats(model.value(), v, ref["normalized"]), bound_for(OutType::F32),
+                  std::string(name) + " f32 " + cpu_isa_name(isa) + " " + v["label"].get<std::string>());
+    levels++;
+  }
+  CHECK(levels >= 2);  // scalar and at least AVX2 on every machine the project supports
+}
+
+// The encoder families of issue #25 with their own forward (position-bias tables, alternating
+// sliding-window attention): their references are sentence-transformers' (convert_vectors.py).
+const char* const kEncoderFamilyCases[] = {"mpnet-tiny", "t5-gtr-tiny", "t5-gated-tiny", "modern-bert-tiny"};
+
 }  // namespace
 
 TEST_CASE("rotary families: f32 equals the reference on every CPU level this machine runs", "[convert][vectors][rotary]") {
-  for (const char* name : kRotaryCases) {
+  for (const char* name : kRotaryCases) check_every_cpu_level(name);
+}
+
+TEST_CASE("encoder families: f32 equals sentence-transformers on every CPU level this machine runs", "[convert][vectors][families]") {
+  for (const char* name : kEncoderFamilyCases) {
+    INFO(name);
+    check_every_cpu_level(name);
+  }
+}
+
+TEST_CASE("encoder families: the GGUF's vocabulary gives HF's token ids, prompts included", "[convert][vectors][families]") {
+  for (const char* name : kEncoderFamilyCases) {
     const nlohmann::json ref = read_json(fixtures_dir() / "vectors" / (std::string(name) + ".json"));
     ScratchDir dir;
-    const fs::path gguf_path = convert_f32(name, dir);
-    int levels = 0;
-    for (CpuIsa isa : {CpuIsa::Scalar, CpuIsa::Avx2, CpuIsa::Avx512, CpuIsa::Amx}) {
-      if (!embed::test::cpuinfo_supports(isa)) continue;
-      ModelOptions o{Device::Cpu, 2};
-      o.cpu_isa = isa;
-      auto model = Model::load(gguf_path.string(), o);
-      REQUIRE(model.ok());
-      CHECK(model.value()->describe().kernels == cpu_isa_name(isa));
-      for (const auto& v : ref["variants"])
-        check_stats(same_ids_stats(model.value(), v, ref["normalized"]), bound_for(OutType::F32),
-                    std::string(name) + " f32 " + cpu_isa_name(isa) + " " + v["label"].get<std::string>());
-      levels++;
-    }
-    CHECK(levels >= 2);  // scalar and at least AVX2 on every machine the project supports
+    auto model = Model::load(convert_f32(name, dir).string(), ModelOptions{Device::Cpu, 2});
+    REQUIRE(model.ok());
+    REQUIRE(model.value()->has_tokenizer());
+    const std::vector<std::string> texts = ref["texts"];
+    size_t compared = 0;
+    for (const auto& v : ref["variants"])
+      for (size_t i = 0; i < texts.size(); i++) {
+        INFO(name << " " << v["label"].get<std::string>() << " text " << i << ": " << texts[i]);
+        CHECK(model.value()->tokenizer().encode(v["prompt"].get<std::string>() + texts[i]).ids ==
+              v["ids"][i].get<std::vector<int32_t>>());
+        compared++;
+      }
+    CHECK(compared >= texts.size());
   }
 }
 

@@ -93,10 +93,34 @@ std::optional<Value> from_config(const json& c, const arch::HParamSpec& row) {
   if (src.empty() || src == "@d_head") return std::nullopt;
   if (src == "@false") return Value(false);
   if (src == "@layer_pattern") return layer_pattern(c);
+  if (src == "@dense_first_pattern") {  // ModernBERT: layer l is global iff l % n == 0
+    const json* n = find_key(c, "global_attn_every_n_layers");
+    if (n && !n->is_number_integer()) fail(ErrorKind::Format, "config.json: 'global_attn_every_n_layers' must be an integer");
+    const json* types = find_key(c, "layer_types");
+    if (!types || !types->is_array()) return n ? std::optional<Value>(Value(n->get<int64_t>())) : std::nullopt;
+    const int64_t every = n ? n->get<int64_t>() : 3;  // ModernBertConfig's default
+    if (every < 1) fail(ErrorKind::Format, "config.json: 'global_attn_every_n_layers' must be at least 1");
+    for (size_t l = 0; l < types->size(); l++) {
+      const bool global = static_cast<int64_t>(l) % every == 0;
+      if ((*types)[l] != (global ? "full_attention" : "sliding_attention"))
+        fail(ErrorKind::Unsupported, "config.json: layer_types are not global every " + std::to_string(every) +
+                                         " layers from layer 0 (layer " + std::to_string(l) + " is " + (*types)[l].dump() +
+                                         "), which the GGUF cannot express");
+    }
+    return Value(every);
+  }
+  if (src == "@classifier_pooling") {  // ModernBERT's "cls" | "mean" as llama.cpp's pooling enum
+    const json* v = find_key(c, "classifier_pooling");
+    if (!v) return std::nullopt;
+    if (*v == "cls") return Value(int64_t{2});
+    if (*v == "mean") return Value(int64_t{1});
+    fail(ErrorKind::Unsupported, "config.json: classifier_pooling " + v->dump() + " is not supported (cls, mean)");
+  }
   if (src == "@rope_theta") {
     const json& r = rope_dict(c);
     const json* v = find_key(r, "rope_theta");
     if (!v) v = find_key(c, "rope_theta");
+    if (!v) v = find_key(c, "global_rope_theta");  // ModernBERT's configs on the Hub
     return v ? from_json(*v, row, "rope_theta") : std::nullopt;
   }
   if (src == "@rope_theta_swa") {
@@ -105,6 +129,7 @@ std::optional<Value> from_config(const json& c, const arch::HParamSpec& row) {
       if (const json* r = find_key(c, key); r && r->is_object() && r->contains("sliding_attention")) sliding = &(*r)["sliding_attention"];
     const json* v = sliding ? find_key(*sliding, "rope_theta") : nullptr;
     if (!v) v = find_key(c, "rope_local_base_freq");
+    if (!v) v = find_key(c, "local_rope_theta");  // ModernBERT's configs on the Hub
     return v ? from_json(*v, row, "rope_local_base_freq") : std::nullopt;
   }
   if (src.rfind("@rope.", 0) == 0) {

@@ -365,12 +365,7 @@ def build_gemma3_tiny():
     save(gemma, gemma_tokenizer, "gemma3-tiny", torch.bfloat16)
 
 
-# Not yet in main()'s builders (issue #25): the folders of the position-bias families, added there
-# together with their architectures' EMBED_ARCHITECTURES lines (engine/arch/mpnet.cpp,
-# t5encoder.cpp) and convert_vectors.py's CASES once they have been run:
-#   "mpnet-tiny": build_mpnet_tiny,
-#   "t5-gtr-tiny": lambda: build_t5_tiny("t5-gtr-tiny", "relu", [(64, 48, False, torch.nn.Identity())]),
-#   "t5-gated-tiny": lambda: build_t5_tiny("t5-gated-tiny", "gated-gelu", []),
+# The position-bias families of issue #25 (engine/arch/mpnet.cpp, t5encoder.cpp).
 def build_mpnet_tiny():
     """An MPNet embedder as all-mpnet-base-v2 is saved (MPNetModel, mean pooling, Normalize) with
     a query prompt; the relative-position bias table drawn at unit scale (HF initialises it at
@@ -402,7 +397,9 @@ def t5_tokenizer(path):
         vocab_size=1000, model_type="unigram", pad_id=0, eos_id=1, unk_id=2, bos_id=-1, pad_piece="<pad>",
         eos_piece="</s>", unk_piece="<unk>", normalization_rule_name="nmt_nfkc", character_coverage=0.9995,
         num_threads=1, seed_sentencepiece_size=100000, minloglevel=2)
-    tok = T5Tokenizer(vocab_file=str(work / "spiece.model"), extra_ids=0, model_max_length=128)
+    # from_pretrained on the folder holding only spiece.model: transformers' SentencePiece
+    # conversion (Unigram pieces and scores, the precompiled nmt_nfkc charsmap).
+    tok = T5Tokenizer.from_pretrained(str(work), extra_ids=0, model_max_length=128)
     tok.save_pretrained(path)
     cfg_path = path / "tokenizer_config.json"
     cfg = json.loads(cfg_path.read_text())
@@ -589,6 +586,9 @@ def main():
         "bge-m3-tiny": build_bge_m3_tiny,
         "splade-tiny": build_splade_tiny,
         "qwen2-bidir-tiny": lambda: build_qwen2_bidir_tiny(v),
+        "mpnet-tiny": build_mpnet_tiny,
+        "t5-gtr-tiny": lambda: build_t5_tiny("t5-gtr-tiny", "relu", [(64, 48, False, torch.nn.Identity())]),
+        "t5-gated-tiny": lambda: build_t5_tiny("t5-gated-tiny", "gated-gelu", []),
     }
     for name in args.names or builders:
         builders[name]()

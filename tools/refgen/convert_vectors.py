@@ -42,6 +42,11 @@ CASES = {
     "bge-m3-tiny": "bge-m3",
     "splade-tiny": "sparse-encoder",
     "qwen2-bidir-tiny": "bidirectional-decoder",
+    "mpnet-tiny": "sentence-transformers",
+    "t5-gtr-tiny": "sentence-transformers",
+    "t5-gated-tiny": "sentence-transformers",
+    "modern-bert-tiny": "sentence-transformers",
+    "modern-bert-cls-tiny": "cross-encoder",
 }
 # The XLM-R folders' vocabulary is multilingual: their texts add German and Chinese STS-B lines
 # and the scripts, forms and characters of issue 24 (Japanese, Arabic, Hindi, emoji, combining
