@@ -2,9 +2,11 @@
 # Builds the tiny random-weight HF / sentence-transformers folders under tests/convert/fixtures/
 # that the converter tests read: BERT cross-encoder, BERT embedder with a Dense module and
 # prompts, Qwen2, Qwen3-Embedding, Qwen3-Reranker, Llama, EmbeddingGemma (2_Dense, 3_Dense,
-# prompts), Gemma 3 causal LM, and the XLM-RoBERTa family read as `bert`: an embedder (mean
+# prompts), Gemma 3 causal LM, the XLM-RoBERTa family read as `bert`: an embedder (mean
 # pooling, as multilingual-e5), a cross-encoder (as bge-reranker-v2-m3) and BGE-M3 (CLS pooling
-# plus FlagEmbedding's sparse_linear.pt / colbert_linear.pt heads).
+# plus FlagEmbedding's sparse_linear.pt / colbert_linear.pt heads), a SPLADE model
+# (BertForMaskedLM, tied decoder, SparseEncoder modules) and a bidirectional Qwen2 (gte-Qwen2's
+# is_causal: false).
 # Run with the refgen venv:  $(tools/refgen/setup_venv.sh) tools/refgen/convert_make_fixtures.py [NAME ...] [--out DIR]
 """Tiny model folders for `embed convert` tests.
 
@@ -15,7 +17,7 @@ Vocabularies are real but small (the Gemma ones come from tiny_tokenizers.build_
   * WordPiece: trained with `tokenizers` on the STS-B dev sentences (../shared/data/stsb);
   * XLM-R's: a SentencePiece Unigram model trained there (en, de, zh) with nmt_nfkc (so its
     precompiled_charsmap is the real rule's), in XLM-R's fairseq id layout
-    (tokenizer_unigram_train.py), about 1000 pieces.
+    (tokenizer_unigram_train.py), 1500 pieces at character coverage 0.99.
 Weights are random (seeded) with norm weights perturbed away from 1 so that a mis-routed norm
 shows up. Each folder is well under 1 MB.
 """
