@@ -136,7 +136,7 @@ static void check_outputs(const ModelDescription& d, const Request& r, ResolvedR
   }
   if (task == Task::Rerank) invalid(n("outputs") + " sparse and colbert apply to embedding, not to reranking");
   if (o.sparse && !d.sparse_head)
-    invalid(d.path + " has no sparse head (cls.sparse: BGE-M3's sparse_linear.pt), so no sparse output");
+    invalid(d.path + " has no sparse head (BGE-M3's sparse_linear.pt as cls.sparse, or a SPLADE model's MLM head as mlm.*), so no sparse output");
   if (o.colbert && d.colbert_dim == 0)
     invalid(d.path + " has no ColBERT head (cls.colbert: BGE-M3's colbert_linear.pt), so no colbert output");
   if (r.long_inputs != LongInputs::Refuse || r.late_chunking || r.kv_embedding)

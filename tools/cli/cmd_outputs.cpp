@@ -47,7 +47,7 @@ int run_outputs(const EmbedCommand& o, const Outputs& outputs, const Request& re
                 RecordReader& in) {
   const ModelDescription& d = ctx.model().describe();
   if (outputs.sparse && !d.sparse_head)
-    usage_fail("--output sparse: " + d.path + " has no sparse head (BGE-M3's sparse_linear.pt, converted as cls.sparse)");
+    usage_fail("--output sparse: " + d.path + " has no sparse head (BGE-M3's sparse_linear.pt, converted as cls.sparse, or a SPLADE model's MLM head, as mlm.*)");
   if (outputs.colbert && d.colbert_dim == 0)
     usage_fail("--output colbert: " + d.path + " has no ColBERT head (BGE-M3's colbert_linear.pt, converted as cls.colbert)");
   std::FILE* out = stdout;

@@ -1,5 +1,6 @@
 // The routes of read-outs besides the pooled row, on a model with BGE-M3's heads (engine/readout.h):
-// TEI's POST /embed_sparse (per input, its non-zero token weights as [{"index": id, "value": w}],
+// TEI's POST /embed_sparse (per input, its non-zero token weights as [{"index": id, "value": w}]:
+// BGE-M3's sparse head or a SPLADE model's MLM head,
 // ascending id) and POST /embed_multi_vector (per input, one ColBERT vector per token after CLS).
 // Both take TEI's /embed body (inputs, truncate, truncation_direction, prompt_name; with several
 // models served, "model" picks one) and go through
@@ -16,7 +17,7 @@ void Api::embed_readout(const std::shared_ptr<Call>& c, bool sparse) {
   // TEI answers a model without SPLADE pooling with 424 (a backend that cannot do it), not a
   // validation error: the request is well formed, the model is the wrong kind.
   if (sparse && !d.sparse_head)
-    throw ApiError{424, "Backend", "this model has no sparse head (BGE-M3's sparse_linear.pt, converted as cls.sparse): no /embed_sparse", ""};
+    throw ApiError{424, "Backend", "this model has no sparse head (BGE-M3's sparse_linear.pt as cls.sparse, or a SPLADE model's MLM head as mlm.*): no /embed_sparse", ""};
   if (!sparse && d.colbert_dim == 0)
     throw ApiError{424, "Backend", "this model has no ColBERT head (BGE-M3's colbert_linear.pt, converted as cls.colbert): no /embed_multi_vector",
                    ""};
