@@ -1,6 +1,6 @@
 // Attention at compute type bf16 without AMX (AVX512-BF16's vdpbf16ps): S = Q . K^T and O = P . V
-// as bf16 products with f32 sums, the softmax in f32 (attention_impl.h's softmax_row, the same as
-// the f32 attention's). Blocked like the other levels: per tile of kRows queries a score buffer
+// as bf16 products with f32 sums, the softmax in f32 (16 lanes; exp_ps gives the f32 attention's
+// lane values, the sum is in another order). Blocked like the other levels: per tile of kRows queries a score buffer
 // of kRows x (the keys the tile can see), never a full score matrix, so memory is linear in the
 // sequence length.
 //
@@ -13,8 +13,8 @@
 // Order of the sums, which ref::attention_bf16_pairs reproduces: a score is one chain from 0 over
 // the head's pairs in order (each vdpbf16ps adds the odd element's product, then the even one's);
 // an output value is one chain from 0 over the key pairs (2m, 2m + 1) of the sequence's keys
-// (pairs on the even grid of the sequence's key positions, whatever the task's first query, so a
-// query's result depends only on its own sequence), keys a query cannot see having p = 0; the
+// (pairs on the even grid of the sequence's key positions, whatever the task's first query; the
+// softmax sum's 16 lanes likewise, so a query's result depends only on its own sequence), keys a query cannot see having p = 0; the
 // KV-Embedding prefix's value is added in f32 and the row is multiplied by 1 / its softmax sum.
 //
 // Not covered here, and sent to the f32 attention (avx512::attention) rather than refused: head
@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "cpu/attention_impl.h"
+#include "cpu/simd_avx512.h"
 
 namespace embed::cpu::avx512 {
 namespace {
@@ -32,7 +33,6 @@ namespace {
 using attention_detail::add_prefix_value;
 using attention_detail::prefix_logit;
 using attention_detail::SeqRows;
-using attention_detail::softmax_row;
 using attention_detail::Task;
 using attention_detail::visible_range;
 
@@ -49,12 +49,48 @@ inline __m512i round_pairs(const float* x, int n) {
   return reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(hi, lo));
 }
 
+// Lanes t of the 16 from key j0 with lo <= j0 + t < hi.
+inline __mmask16 range_lanes(int j0, int lo, int hi) {
+  return static_cast<__mmask16>(lanes(std::clamp(hi - j0, 0, 16)) & ~lanes(std::clamp(lo - j0, 0, 16)));
+}
+
+// The f32 softmax of one row of scores row[0, width) (width a multiple of 32) over its visible
+// keys [lo, hi), 16 lanes at a time: p = exp(scale * s - max) (exp_ps, the same lane values as the
+// f32 attention's softmax_row), 0 outside [lo, hi), written rounded to bf16 pairs into
+// prow[0, width / 2); returns the sum of the unrounded p. `prefix` as in softmax_row.
+float softmax_pairs(const float* row, int width, int lo, int hi, float scale, float* prefix, uint32_t* prow) {
+  const __m512 vs = _mm512_set1_ps(scale);
+  __m512 vmax = _mm512_set1_ps(-INFINITY);
+  for (int j = lo / 16 * 16; j < hi; j += 16)
+    vmax = _mm512_mask_max_ps(vmax, range_lanes(j, lo, hi), vmax, _mm512_mul_ps(_mm512_loadu_ps(row + j), vs));
+  float mx = _mm512_reduce_max_ps(vmax);
+  if (prefix) mx = std::max(mx, *prefix);
+  const __m512 vm = _mm512_set1_ps(mx);
+  __m512 acc = _mm512_setzero_ps();
+  for (int j = 0; j < width; j += 32) {
+    const __mmask16 m0 = range_lanes(j, lo, hi), m1 = range_lanes(j + 16, lo, hi);
+    if ((m0 | m1) == 0) {
+      _mm512_storeu_si512(prow + j / 2, _mm512_setzero_si512());
+      continue;
+    }
+    const __m512 e0 = _mm512_maskz_mov_ps(m0, exp_ps(_mm512_fmsub_ps(_mm512_loadu_ps(row + j), vs, vm)));
+    const __m512 e1 = _mm512_maskz_mov_ps(m1, exp_ps(_mm512_fmsub_ps(_mm512_loadu_ps(row + j + 16), vs, vm)));
+    acc = _mm512_add_ps(acc, _mm512_add_ps(e0, e1));
+    _mm512_storeu_si512(prow + j / 2, reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(e1, e0)));
+  }
+  float sum = _mm512_reduce_add_ps(acc);
+  if (prefix) {
+    *prefix = std::exp(*prefix - mx);
+    sum += *prefix;
+  }
+  return sum;
+}
+
 struct Scratch {
   std::vector<uint32_t> kp, vp;  // K pairs [d/2][ld], V pairs [ld/2][d]
   std::vector<uint32_t> qp;      // Q pairs of one tile [kRows][d/2]
   std::vector<uint32_t> pp;      // P pairs of one tile [kRows][ld/2]
   std::vector<float> scores;     // [kRows][ld]
-  std::vector<float> kt;         // one key block's values, transposed [d][16]
 };
 
 class Bf16Attention {
@@ -62,7 +98,9 @@ class Bf16Attention {
   Bf16Attention(const AttentionArgs& a, const Task& t, Scratch& s)
       : a_(a), t_(t), s_(s), d_(a.d_head), r_(attention_detail::seq_rows(a, t.seq)) {
     attention_detail::task_keys(a, r_, t.q0, t.q1, &kbegin_, &kend_);
-    kbegin_ = kbegin_ / 2 * 2;  // pairs on the sequence's even grid
+    // Key blocks on the sequence's grid of 32 key positions, whatever the task's first query: the
+    // key pairs and the softmax sum's lanes then fall on the same keys in every batch.
+    kbegin_ = kbegin_ / kKeys * kKeys;
     n_keys_ = kend_ - kbegin_;
     ld_ = (n_keys_ + kKeys - 1) / kKeys * kKeys;
     pack_keys();
@@ -79,25 +117,16 @@ class Bf16Attention {
   }
 
  private:
-  // kp[p * ld + j] = (k[j][2p], k[j][2p + 1]) for keys j of the task (zero past n_keys).
+  // kp[p * ld + j] = (k[j][2p], k[j][2p + 1]) for keys j of the task (zero past n_keys): each
+  // key's row rounded to 16 pairs at a time and scattered down its column.
   void pack_keys() {
     s_.kp.assign(static_cast<size_t>(d_ / 2) * ld_, 0u);
-    s_.kt.resize(static_cast<size_t>(d_) * 16);
     const float* k = a_.k.ptr<const float>() + static_cast<int64_t>(r_.kv_begin + kbegin_) * a_.k.cols + t_.kv_head * d_;
-    for (int j0 = 0; j0 < n_keys_; j0 += 16) {
-      const int n = std::min(16, n_keys_ - j0);
-      // Transpose 16 keys so that head value c of the 16 keys is one vector, then pair c, c + 1.
-      for (int j = 0; j < 16; j++)
-        for (int c = 0; c < d_; c++) s_.kt[static_cast<size_t>(c) * 16 + j] = j < n ? k[static_cast<int64_t>(j0 + j) * a_.k.cols + c] : 0.0f;
-      for (int p = 0; p < d_ / 2; p++) {
-        const __m512 even = _mm512_loadu_ps(&s_.kt[static_cast<size_t>(2 * p) * 16]);
-        const __m512 odd = _mm512_loadu_ps(&s_.kt[static_cast<size_t>(2 * p + 1) * 16]);
-        const __m256i e = reinterpret_cast<__m256i>(_mm512_cvtneps_pbh(even));
-        const __m256i o = reinterpret_cast<__m256i>(_mm512_cvtneps_pbh(odd));
-        const __m512i units = _mm512_or_si512(_mm512_cvtepu16_epi32(e), _mm512_slli_epi32(_mm512_cvtepu16_epi32(o), 16));
-        _mm512_storeu_si512(&s_.kp[static_cast<size_t>(p) * ld_ + j0], units);
-      }
-    }
+    const __m512i column = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0), _mm512_set1_epi32(ld_));
+    for (int j = 0; j < n_keys_; j++)
+      for (int c = 0; c < d_; c += 32)
+        _mm512_i32scatter_epi32(s_.kp.data() + static_cast<size_t>(c / 2) * ld_ + j, column,
+                                round_pairs(k + static_cast<int64_t>(j) * a_.k.cols + c, 32), 4);
   }
 
   // vp[m * d + c] = (v[2m][c], v[2m + 1][c]) for key pairs m of the task (zero past n_keys).
@@ -181,8 +210,7 @@ class Bf16Attention {
       }
       // The prefix logit in f32 from the query's f32 values, as on the AMX path.
       if (has_prefix) prefix[r] = prefix_logit(a_, q + static_cast<int64_t>(r) * a_.q.cols, t_.seq, t_.kv_head);
-      inv[r] = 1.0f / softmax_row(row, width, lo[r] - j_begin, hi[r] - j_begin, a_.scale, has_prefix ? &prefix[r] : nullptr);
-      for (int j = 0; j < width; j += 32) _mm512_storeu_si512(prow + j / 2, round_pairs(row + j, 32));
+      inv[r] = 1.0f / softmax_pairs(row, width, lo[r] - j_begin, hi[r] - j_begin, a_.scale, has_prefix ? &prefix[r] : nullptr, prow);
     }
     float* o = a_.out.ptr<float>() + static_cast<int64_t>(r_.q_begin + i0) * a_.out.cols + h * d_;
     for (int c0 = 0; c0 < d_; c0 += 32) {
