@@ -81,12 +81,13 @@ KernelTable avx512_int8_table() {
 }
 
 // Compute type BF16 without AMX: the AVX-512 level with the AVX512-BF16 (vdpbf16ps) GEMM;
-// attention stays f32 (its share of the time is small next to the matmuls).
+// attention on vdpbf16ps too (bf16 products, f32 softmax).
 KernelTable avx512_bf16_table() {
   KernelTable t = avx512_table();
   t.compute = ComputeType::BF16;
   t.matmul = avx512::matmul_bf16;
   t.pack_matmul_weight = avx512::pack_weight_bf16;
+  t.attention = avx512::attention_bf16;
   return t;
 }
 

@@ -91,6 +91,10 @@ std::unique_ptr<PackedWeight> pack_weight_bf16(const Tensor& w);
 // The k-block of matmul_bf16: its sums restart at 0 every kBf16KBlock k values (the order
 // ref::matmul_bf16_pairs reproduces).
 constexpr int64_t kBf16KBlock = 256;
+// Attention at compute type BF16 without AMX (attention_bf16_avx512.cpp): Q . K^T and P . V as
+// vdpbf16ps products with f32 sums, softmax in f32, in the order ref::attention_bf16_pairs
+// reproduces; head sizes not a multiple of 32 and position biases take attention (f32).
+void attention_bf16(const AttentionArgs& a, ThreadPool& pool);
 }  // namespace embed::cpu::avx512
 
 // AMX versions (cpu/*_amx.cpp, compiled with the AMX and AVX-512 BF16 flags; used when the CPU

@@ -7,8 +7,8 @@
 // one (k, k+1) pair per 64-byte vector, 2 bytes per weight); activations are rounded to bf16 once
 // per call (vcvtne2ps2bf16, round to nearest even), each row's pairs then being the 32-bit units
 // the kernel broadcasts. Quantized weights have no bf16 panels: they take the f32-grade AVX-512
-// path (avx512::matmul, decoded per call), and attention at this compute type is the f32 one
-// (kernel_table.cpp).
+// path (avx512::matmul, decoded per call); attention at this compute type is
+// attention_bf16_avx512.cpp's (kernel_table.cpp).
 //
 // The micro-kernel is an 8 x 48 register tile: 24 zmm sums, three panel vectors and eight
 // broadcast pairs per k pair (each vdpbf16ps does two k steps). It measured 89-93% of the

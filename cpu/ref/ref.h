@@ -21,6 +21,15 @@ void layer_norm(const LayerNormArgs& a);
 void rms_norm(const RmsNormArgs& a);
 void rope(const RopeArgs& a);
 void attention(const AttentionArgs& a);
+// The arithmetic of the bf16 attention on AVX512-BF16 (vdpbf16ps), its products in f32 in the
+// kernel's order: q, k, v rounded to bf16 (as matmul_bf16_pairs); a score is one f32 chain from 0
+// over the head's pairs (odd element's product, then the even one's, each addition rounded, a
+// denormal sum flushed); the softmax in double over the logits (float) score * scale, its
+// unnormalized p = exp(logit - max) rounded to bf16 (0 outside a query's visible keys); an
+// output is one f32 chain from 0 over the sequence's key pairs (2m, 2m + 1) in the same way, plus
+// the KV-Embedding prefix's weight times its value (f32 values), divided by the softmax sum. No
+// position bias (the kernel takes the f32 attention there): refused here.
+void attention_bf16_pairs(const AttentionArgs& a);
 void activation(const ActivationArgs& a);
 void glu(const GluArgs& a);
 void add(const AddArgs& a);

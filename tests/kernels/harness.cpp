@@ -66,7 +66,7 @@ std::vector<BackendUnderTest> backends_under_test(int cpu_threads) {
     }
     if (isa == CpuIsa::Avx512 && cpu::cpu_features().avx512bw && cpu::cpu_features().avx512bf16) {
       // Compute type bf16 without AMX (vdpbf16ps): one product of bf16-rounded operands, as
-      // cpu-amx-bf16 (each rounding errs by at most 2^-8); attention and quantized weights as cpu-avx512.
+      // cpu-amx-bf16 (each rounding errs by at most 2^-8), in the matmuls and attention; quantized weights as cpu-avx512.
       o.compute_type = ComputeType::BF16;
       BackendUnderTest bf{"cpu-avx512-bf16", create_backend(o)};
       bf.product_rel_error = 2 * std::ldexp(1.0, -8) + std::ldexp(1.0, -16);
