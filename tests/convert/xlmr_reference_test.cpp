@@ -305,7 +305,7 @@ TEST_CASE("SPLADE tiny (BertForMaskedLM, tied decoder) through embed convert: sp
   CHECK(e2e.worst_row_rel <= kWeightRel);
 }
 
-TEST_CASE("bidirectional Qwen2 (is_causal: false) converts with qwen2.attention.causal = false; without it the vectors are wrong",
+TEST_CASE("bidirectional Qwen2 (is_causal: false) converts with qwen2.attention.causal = false, and without it the vectors are wrong",
           "[convert][qwen2][reference]") {
   const nlohmann::json ref = read_json(fixtures_dir() / "vectors" / "qwen2-bidir-tiny.json");
   const auto& v = ref["variants"][0];
