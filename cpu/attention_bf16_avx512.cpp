@@ -241,16 +241,7 @@ class Bf16Attention {
 
 void attention_bf16(const AttentionArgs& a, ThreadPool& pool) {
   if (a.d_head % 32 != 0 || a.position_bias()) return attention(a, pool);  // the f32 attention (see the top)
-  // Tasks as on the other levels (attention_impl.h): whole sequences per (sequence, kv head), or
-  // blocks of 32 queries when there are too few pairs to keep the threads busy.
-  const bool split = static_cast<int64_t>(a.n_seqs) * a.n_kv_heads < 4 * pool.size();
-  std::vector<Task> tasks;
-  for (int s = 0; s < a.n_seqs; s++) {
-    const int len = a.cu_seqlens_host[s + 1] - a.cu_seqlens_host[s];
-    const int block = split ? attention_detail::kQueryBlock : len;
-    for (int kvh = 0; kvh < a.n_kv_heads; kvh++)
-      for (int q0 = 0; q0 < len; q0 += block) tasks.push_back({s, kvh, q0, std::min(len, q0 + block)});
-  }
+  const std::vector<Task> tasks = attention_detail::plan_tasks(a, pool.size());  // as on the other levels
   pool.run(static_cast<int64_t>(tasks.size()), [&](int64_t ti) {
     thread_local Scratch scratch;
     Bf16Attention(a, tasks[static_cast<size_t>(ti)], scratch).run();

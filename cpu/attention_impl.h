@@ -28,6 +28,21 @@ struct Task {
   int seq, kv_head, q0, q1;  // queries [q0, q1) relative to the sequence start
 };
 
+// The tasks of every level's attention: whole sequences per (sequence, kv head), so keys are
+// packed once per sequence and kv head, unless there are too few such pairs to keep `threads`
+// busy; then blocks of kQueryBlock queries.
+inline std::vector<Task> plan_tasks(const AttentionArgs& a, int64_t threads) {
+  const bool split = static_cast<int64_t>(a.n_seqs) * a.n_kv_heads < 4 * threads;
+  std::vector<Task> tasks;
+  for (int s = 0; s < a.n_seqs; s++) {
+    const int len = a.cu_seqlens_host[s + 1] - a.cu_seqlens_host[s];
+    const int block = split ? kQueryBlock : len;
+    for (int kvh = 0; kvh < a.n_kv_heads; kvh++)
+      for (int q0 = 0; q0 < len; q0 += block) tasks.push_back({s, kvh, q0, std::min(len, q0 + block)});
+  }
+  return tasks;
+}
+
 // Where sequence s is: its queries are rows [q_begin, q_begin + q_len) of q and out, its keys
 // rows [kv_begin, kv_begin + kv_len) of k and v, and query i sits at key position offset + i
 // (offset > 0 only with AttentionArgs::kv_rows, keys of earlier positions).
@@ -190,16 +205,7 @@ void attention(const AttentionArgs& a, ThreadPool& pool) {
   // The tiles read 16 values of a head at a time; other head sizes (none in the supported
   // models: 16, 32, 64, 128, 256) take the scalar reference.
   if (d % 16 != 0) return ref::attention(a);
-  // Whole sequences per task (the keys are transposed once per sequence and kv head) unless
-  // there are too few (sequence, kv head) pairs to keep the threads busy.
-  const bool split = static_cast<int64_t>(a.n_seqs) * a.n_kv_heads < 4 * pool.size();
-  std::vector<Task> tasks;
-  for (int s = 0; s < a.n_seqs; s++) {
-    const int len = a.cu_seqlens_host[s + 1] - a.cu_seqlens_host[s];
-    const int block = split ? kQueryBlock : len;
-    for (int kvh = 0; kvh < a.n_kv_heads; kvh++)
-      for (int q0 = 0; q0 < len; q0 += block) tasks.push_back({s, kvh, q0, std::min(len, q0 + block)});
-  }
+  const std::vector<Task> tasks = plan_tasks(a, pool.size());
   pool.run(static_cast<int64_t>(tasks.size()), [&](int64_t ti) {
     const Task& t = tasks[static_cast<size_t>(ti)];
     const SeqRows sr = seq_rows(a, t.seq);
