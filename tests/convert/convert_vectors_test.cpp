@@ -276,6 +276,42 @@ void check_every_cpu_level(const char* name) {
 // sliding-window attention): their references are sentence-transformers' (convert_vectors.py).
 const char* const kEncoderFamilyCases[] = {"mpnet-tiny", "t5-gtr-tiny", "t5-gated-tiny", "modern-bert-tiny"};
 
+// The GGUF's own tokenizer on the case's texts (with each variant's prompt) gives the ids the
+// reference recorded from the HF tokenizer.
+void check_token_ids(const char* name) {
+  const nlohmann::json ref = read_json(fixtures_dir() / "vectors" / (std::string(name) + ".json"));
+  ScratchDir dir;
+  auto model = Model::load(convert_f32(name, dir).string(), ModelOptions{Device::Cpu, 2});
+  REQUIRE(model.ok());
+  REQUIRE(model.value()->has_tokenizer());
+  const std::vector<std::string> texts = ref["texts"];
+  size_t compared = 0;
+  for (const auto& v : ref["variants"])
+    for (size_t i = 0; i < texts.size(); i++) {
+      INFO(name << " " << v["label"].get<std::string>() << " text " << i << ": " << texts[i]);
+      CHECK(model.value()->tokenizer().encode(v["prompt"].get<std::string>() + texts[i]).ids ==
+            v["ids"][i].get<std::vector<int32_t>>());
+      compared++;
+    }
+  CHECK(compared >= texts.size());
+}
+
+// The case's 8192-token text (tests/convert/fixtures/long/<case>.json) in one pass, f32.
+void check_long_input(const char* name) {
+  const nlohmann::json ref = read_json(fixtures_dir() / "long" / (std::string(name) + ".json"));
+  REQUIRE(ref["variants"][0]["ids"][0].size() == 8192);
+  ScratchDir dir;
+  auto model = Model::load(convert_f32(name, dir).string(), ModelOptions{Device::Cpu, 2});
+  REQUIRE(model.ok());
+  REQUIRE(model.value()->describe().n_ctx >= 8192);
+  check_stats(same_ids_stats(model.value(), ref["variants"][0], ref["normalized"]), bound_for(OutType::F32),
+              std::string(name) + " f32 8192 tokens");
+}
+
+// The ALiBi families (position bias from per-head slopes, no position table): their cases, whose
+// references are this project's own (tools/refgen/jina_bert_ref.py).
+const char* const kAlibiCases[] = {"jina-bert-v2-tiny"};
+
 }  // namespace
 
 TEST_CASE("rotary families: f32 equals the reference on every CPU level this machine runs", "[convert][vectors][rotary]") {
@@ -290,38 +326,27 @@ TEST_CASE("encoder families: f32 equals sentence-transformers on every CPU level
 }
 
 TEST_CASE("encoder families: the GGUF's vocabulary gives HF's token ids, prompts included", "[convert][vectors][families]") {
-  for (const char* name : kEncoderFamilyCases) {
-    const nlohmann::json ref = read_json(fixtures_dir() / "vectors" / (std::string(name) + ".json"));
-    ScratchDir dir;
-    auto model = Model::load(convert_f32(name, dir).string(), ModelOptions{Device::Cpu, 2});
-    REQUIRE(model.ok());
-    REQUIRE(model.value()->has_tokenizer());
-    const std::vector<std::string> texts = ref["texts"];
-    size_t compared = 0;
-    for (const auto& v : ref["variants"])
-      for (size_t i = 0; i < texts.size(); i++) {
-        INFO(name << " " << v["label"].get<std::string>() << " text " << i << ": " << texts[i]);
-        CHECK(model.value()->tokenizer().encode(v["prompt"].get<std::string>() + texts[i]).ids ==
-              v["ids"][i].get<std::vector<int32_t>>());
-        compared++;
-      }
-    CHECK(compared >= texts.size());
-  }
+  for (const char* name : kEncoderFamilyCases) check_token_ids(name);
 }
 
 // An 8192-token text (tests/convert/fixtures/long/<case>.json, tools/refgen/make_nomic_bert.py)
 // in one pass: the pooled vector equals the PyTorch reference's.
 TEST_CASE("rotary families: an 8192-token input in one pass equals the reference", "[convert][vectors][rotary][long]") {
-  for (const char* name : kRotaryCases) {
-    const nlohmann::json ref = read_json(fixtures_dir() / "long" / (std::string(name) + ".json"));
-    REQUIRE(ref["variants"][0]["ids"][0].size() == 8192);
-    ScratchDir dir;
-    auto model = Model::load(convert_f32(name, dir).string(), ModelOptions{Device::Cpu, 2});
-    REQUIRE(model.ok());
-    REQUIRE(model.value()->describe().n_ctx >= 8192);
-    check_stats(same_ids_stats(model.value(), ref["variants"][0], ref["normalized"]), bound_for(OutType::F32),
-                std::string(name) + " f32 8192 tokens");
-  }
+  for (const char* name : kRotaryCases) check_long_input(name);
+}
+
+TEST_CASE("ALiBi families: f32 equals the reference on every CPU level this machine runs", "[convert][vectors][alibi]") {
+  for (const char* name : kAlibiCases) check_every_cpu_level(name);
+}
+
+TEST_CASE("ALiBi families: the GGUF's vocabulary gives HF's token ids, prompts included", "[convert][vectors][alibi]") {
+  for (const char* name : kAlibiCases) check_token_ids(name);
+}
+
+// jina-bert-v2's ALiBi bias grows with |i - j| and has no position table: the 8192-token text of
+// tools/refgen/make_jina_bert.py, in one pass.
+TEST_CASE("ALiBi families: an 8192-token input in one pass equals the reference", "[convert][vectors][alibi][long]") {
+  for (const char* name : kAlibiCases) check_long_input(name);
 }
 
 TEST_CASE("converted tiny models give sentence-transformers' / transformers' outputs in every type", "[convert][vectors]") {
@@ -345,5 +370,55 @@ TEST_CASE("every architecture the engine describes has a converted tiny model wi
   for (const arch::ArchSpec* spec : arch::architecture_specs()) {
     INFO("architecture " << spec->name << ": add a tiny folder to tools/refgen/convert_make_fixtures.py and convert_vectors.py");
     CHECK(covered.count(spec->name) == 1);
+  }
+}
+
+// A jina-bert-v2 reranker (tests/convert/fixtures/rank/jina-bert-v2-cls-tiny.json, from
+// tools/refgen/make_jina_bert.py: JinaBertForSequenceClassification weights under "bert.", with
+// q/k LayerNorms) converted in every type: each text's logit (rank pooling on the reference's ids)
+// and each query/document pair's score through the GGUF's vocabulary equal the reference's, with
+// the score rule of this file's header, |diff| <= eps max(1, |ref|).
+TEST_CASE("ALiBi families: a reranker's logits and pair scores equal the reference in every type", "[convert][vectors][alibi]") {
+  const char* const name = "jina-bert-v2-cls-tiny";
+  const nlohmann::json ref = read_json(fixtures_dir() / "rank" / (std::string(name) + ".json"));
+  for (OutType type : {OutType::F32, OutType::F16, OutType::BF16, OutType::Q8_0}) {
+    ScratchDir dir;
+    ConvertOptions o;
+    o.model_dir = (fixtures_dir() / name).string();
+    o.out_path = (dir.path() / "model.gguf").string();
+    o.type = type;
+    convert_hf_to_gguf(o);
+    CHECK(gguf::File::open(o.out_path).get<std::string>("general.architecture") == arch_of_folder(fixtures_dir() / name));
+    auto model = Model::load(o.out_path, ModelOptions{Device::Cpu, 2});
+    REQUIRE(model.ok());
+    Context ctx(model.value(), 2);
+    const Bound b = bound_for(type);
+    const std::string tag = std::string(name) + " " + out_type_name(type);
+    const auto& v = ref["variants"][0];
+    REQUIRE(v["pooling"] == "rank");
+    TokenBatch batch;
+    for (size_t i = 0; i < v["ids"].size(); i++) batch.add(static_cast<int32_t>(i), v["ids"][i].get<std::vector<int32_t>>());
+    Request raw;
+    raw.pooling = Pooling::Rank;
+    raw.normalize = -1;
+    auto out = ctx.run(batch, raw);
+    REQUIRE(out.ok());
+    REQUIRE(out.value().pooled_dim() == 1);
+    double worst_text = 0, worst_pair = 0;
+    for (size_t i = 0; i < v["ids"].size(); i++) {
+      const double want = v["vectors"][i][0];
+      worst_text = std::max(worst_text, std::abs(out.value().pooled(static_cast<int32_t>(i))[0] - want) / std::max(1.0, std::abs(want)));
+    }
+    for (size_t i = 0; i < ref["pairs"].size(); i++) {
+      auto scores = ctx.rerank(ref["pairs"][i][0], {ref["pairs"][i][1].get<std::string>()});
+      REQUIRE(scores.ok());
+      const double want = ref["pair_scores"][i];
+      worst_pair = std::max(worst_pair, std::abs(scores.value()[0] - want) / std::max(1.0, std::abs(want)));
+    }
+    std::printf("CONVERT-VECTORS %-52s max |diff| / max(1, |ref|) %.3g (texts), %.3g (pairs)\n", (tag + " logits").c_str(),
+                worst_text, worst_pair);
+    INFO(tag << ": worst text logit difference " << worst_text << ", pair score " << worst_pair << " (bound " << b.eps << ")");
+    CHECK(worst_text <= b.eps);
+    CHECK(worst_pair <= b.eps);
   }
 }
