@@ -24,6 +24,7 @@
 #include "engine/arch/spec.h"
 #include "engine/prompts.h"
 #include "gguf/file.h"
+#include "gguf/writer.h"
 #include "tokenizer/tokenizer.h"
 #include "tools/convert/convert.h"
 #include "convert_test_util.h"
@@ -420,5 +421,35 @@ TEST_CASE("ALiBi families: a reranker's logits and pair scores equal the referen
     INFO(tag << ": worst text logit difference " << worst_text << ", pair score " << worst_pair << " (bound " << b.eps << ")");
     CHECK(worst_text <= b.eps);
     CHECK(worst_pair <= b.eps);
+  }
+}
+
+// Files the jina-bert-v2 forward does not run are refused at load by name: llama.cpp's
+// attn_norm_2 (jina-embeddings-v2-base-code's second attention norm), a split ffn_gate, and a q
+// LayerNorm without its k partner.
+TEST_CASE("ALiBi families: jina-bert-v2 layouts the forward does not run are refused at load", "[convert][alibi]") {
+  ConvertOptions o;
+  o.model_dir = (fixtures_dir() / "jina-bert-v2-tiny").string();
+  o.type = OutType::F32;
+  const int64_t d = read_json(fixtures_dir() / "jina-bert-v2-tiny" / "config.json")["hidden_size"];
+  const std::vector<float> ones(static_cast<size_t>(d) * 2, 1.0f);
+  struct Edit {
+    const char* tensor;
+    std::vector<int64_t> ne;
+    ErrorKind kind;
+    const char* says;
+  };
+  for (const Edit& e : {Edit{"blk.1.attn_norm_2.weight", {d}, ErrorKind::Unsupported, "attn_norm_2"},
+                        Edit{"blk.0.ffn_gate.weight", {d, 2}, ErrorKind::Unsupported, "ffn_gate"},
+                        Edit{"blk.0.attn_q_norm.weight", {d}, ErrorKind::Format, "q/k LayerNorm"}}) {
+    INFO(e.tensor);
+    gguf::Writer w = build_gguf(o);
+    size_t n = 1;
+    for (int64_t x : e.ne) n *= static_cast<size_t>(x);
+    w.add_tensor(e.tensor, gguf::TensorType::F32, e.ne, ones.data(), n * sizeof(float));
+    auto m = Model::load(gguf::File::from_bytes(w.to_bytes(), "edited.gguf"), ModelOptions{Device::Cpu, 1});
+    REQUIRE_FALSE(m.ok());
+    CHECK(m.error().kind == e.kind);
+    CHECK_THAT(m.error().message, Catch::Contains(e.says) && Catch::Contains("jina-bert-v2"));
   }
 }
