@@ -19,10 +19,11 @@
 // JinaBertV2Model, src/models/jina-bert-v2.cpp): gated_layers = ffn_up {E, 2F}, mlp.wo = ffn_down,
 // mlp.layernorm = layer_output_norm; llama.cpp hard-codes the max bias 8 as well.
 //
-// Not run: jina-embeddings-v2-base-code's layout (jina-bert-v2-qk-post-norm: mlp.up_gated_layer
-// with the activation on the other half, a second attention norm), which the converter refuses by
-// its tensor names and the engine by attn_norm_2; a split ffn_gate (llama.cpp's older files);
-// ReGLU (feed_forward_type "reglu", which no published checkpoint uses).
+// llama.cpp's older files split the pair into ffn_gate (first half) and ffn_up (second), {E, F}
+// each: read as well. Not run: jina-embeddings-v2-base-code's layout (jina-bert-v2-qk-post-norm:
+// mlp.up_gated_layer with the activation on the other half, a second attention norm), which the
+// converter refuses by its tensor names and the engine by attn_norm_2; ReGLU (feed_forward_type
+// "reglu", which no published checkpoint uses).
 #include "engine/arch/arch_common.h"
 
 namespace embed::arch {
@@ -43,15 +44,21 @@ class JinaBertV2 final : public Architecture {
     for (size_t l = 0; l < t_.layers.size(); l++) {
       LayerTensors& L = t_.layers[l];
       auto name = [&](const char* pattern) { return layer_name(pattern, static_cast<int64_t>(l)); };
-      for (const char* unsupported : {"blk.{L}.attn_norm_2.weight", "blk.{L}.ffn_gate.weight"})
-        if (w.has(name(unsupported)))
-          fail(ErrorKind::Unsupported, f.path() + ": jina-bert-v2 tensor '" + name(unsupported) +
-                                           "' is not supported (jina-embeddings-v2-base-code's layout or a split GEGLU; "
-                                           "the engine runs the fused ffn_up of jina-embeddings-v2-en/de/es)");
-      // Fused [activated | multiplied] rows (gated_layers): split into the gate/up slots.
-      const std::string fused = name("blk.{L}.ffn_up.weight");
-      L.ffn_gate = w.matrix_rows(fused, 2 * p_.d_ff, p_.d_model, 0, p_.d_ff);
-      L.ffn_up = w.matrix_rows(fused, 2 * p_.d_ff, p_.d_model, p_.d_ff, p_.d_ff);
+      if (w.has(name("blk.{L}.attn_norm_2.weight")))
+        fail(ErrorKind::Unsupported, f.path() + ": jina-bert-v2 tensor '" + name("blk.{L}.attn_norm_2.weight") +
+                                         "' is not supported (jina-embeddings-v2-base-code's layout; the engine runs "
+                                         "jina-embeddings-v2-en/de/es and jina-reranker-v1)");
+      const std::string up = name("blk.{L}.ffn_up.weight"), gate = name("blk.{L}.ffn_gate.weight");
+      if (w.has(gate)) {
+        // llama.cpp's files before it fused the pair: gated_layers' first half (activated) as
+        // ffn_gate, the second as ffn_up, each {d_model, d_ff}.
+        L.ffn_gate = w.matrix(gate, p_.d_ff, p_.d_model);
+        L.ffn_up = w.matrix(up, p_.d_ff, p_.d_model);
+      } else {
+        // Fused [activated | multiplied] rows (gated_layers): split into the gate/up slots.
+        L.ffn_gate = w.matrix_rows(up, 2 * p_.d_ff, p_.d_model, 0, p_.d_ff);
+        L.ffn_up = w.matrix_rows(up, 2 * p_.d_ff, p_.d_model, p_.d_ff, p_.d_ff);
+      }
       QkNorm& n = qk_norms_[l];
       n.q = w.optional_vector(name("blk.{L}.attn_q_norm.weight"), p_.q_rows());
       n.q_b = w.optional_vector(name("blk.{L}.attn_q_norm.bias"), p_.q_rows());

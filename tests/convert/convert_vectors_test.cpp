@@ -425,8 +425,8 @@ TEST_CASE("ALiBi families: a reranker's logits and pair scores equal the referen
 }
 
 // Files the jina-bert-v2 forward does not run are refused at load by name: llama.cpp's
-// attn_norm_2 (jina-embeddings-v2-base-code's second attention norm), a split ffn_gate, and a q
-// LayerNorm without its k partner.
+// attn_norm_2 (jina-embeddings-v2-base-code's second attention norm) and a q LayerNorm without
+// its k partner.
 TEST_CASE("ALiBi families: jina-bert-v2 layouts the forward does not run are refused at load", "[convert][alibi]") {
   ConvertOptions o;
   o.model_dir = (fixtures_dir() / "jina-bert-v2-tiny").string();
@@ -440,7 +440,6 @@ TEST_CASE("ALiBi families: jina-bert-v2 layouts the forward does not run are ref
     const char* says;
   };
   for (const Edit& e : {Edit{"blk.1.attn_norm_2.weight", {d}, ErrorKind::Unsupported, "attn_norm_2"},
-                        Edit{"blk.0.ffn_gate.weight", {d, 2}, ErrorKind::Unsupported, "ffn_gate"},
                         Edit{"blk.0.attn_q_norm.weight", {d}, ErrorKind::Format, "q/k LayerNorm"}}) {
     INFO(e.tensor);
     gguf::Writer w = build_gguf(o);
@@ -452,4 +451,44 @@ TEST_CASE("ALiBi families: jina-bert-v2 layouts the forward does not run are ref
     CHECK(m.error().kind == e.kind);
     CHECK_THAT(m.error().message, Catch::Contains(e.says) && Catch::Contains("jina-bert-v2"));
   }
+}
+
+// llama.cpp's older jina-bert-v2 files (before it fused the GEGLU pair) hold gated_layers as
+// ffn_gate (first half) and ffn_up (second half): the converted fixture rewritten that way, with
+// only the keys the architecture reads, gives the reference vectors on the reference's ids.
+TEST_CASE("ALiBi families: jina-bert-v2 with llama.cpp's split ffn_gate / ffn_up equals the reference", "[convert][alibi]") {
+  const char* const name = "jina-bert-v2-tiny";
+  ConvertOptions o;
+  o.model_dir = (fixtures_dir() / name).string();
+  o.type = OutType::F32;
+  const gguf::File fused = gguf::File::from_bytes(build_gguf(o).to_bytes(), name);
+  const std::string arch = "jina-bert-v2.";
+  gguf::Writer w;
+  w.set_string("general.architecture", "jina-bert-v2");
+  for (const char* key : {"block_count", "context_length", "embedding_length", "feed_forward_length", "attention.head_count"})
+    w.set<uint32_t>(arch + key, fused.get<uint32_t>(arch + key));
+  w.set<float>(arch + "attention.layer_norm_epsilon", fused.get<float>(arch + "attention.layer_norm_epsilon"));
+  const int64_t d_ff = fused.get<uint32_t>(arch + "feed_forward_length");
+  int split = 0;
+  for (const gguf::TensorInfo& t : fused.tensors()) {
+    const std::string n = t.name;
+    REQUIRE(t.type == gguf::TensorType::F32);
+    const std::vector<int64_t> ne(t.ne, t.ne + t.n_dims);
+    if (n.size() > 14 && n.compare(n.size() - 14, 14, ".ffn_up.weight") == 0) {
+      REQUIRE(ne == std::vector<int64_t>{t.ne[0], 2 * d_ff});
+      const size_t half = static_cast<size_t>(t.ne[0] * d_ff) * sizeof(float);
+      const std::string block = n.substr(0, n.size() - 14);
+      w.add_tensor(block + ".ffn_gate.weight", t.type, {t.ne[0], d_ff}, t.data, half);
+      w.add_tensor(n, t.type, {t.ne[0], d_ff}, t.data + half, half);
+      split++;
+    } else {
+      w.add_tensor(n, t.type, ne, t.data, t.nbytes);
+    }
+  }
+  CHECK(split == fused.get<int64_t>(arch + "block_count"));
+  auto model = Model::load(gguf::File::from_bytes(w.to_bytes(), "split.gguf"), ModelOptions{Device::Cpu, 2});
+  REQUIRE(model.ok());
+  const nlohmann::json ref = read_json(fixtures_dir() / "vectors" / (std::string(name) + ".json"));
+  check_stats(same_ids_stats(model.value(), ref["variants"][0], ref["normalized"]), bound_for(OutType::F32),
+              std::string(name) + " f32 split ffn_gate / ffn_up");
 }
