@@ -376,9 +376,10 @@ TEST_CASE("every architecture the engine describes has a converted tiny model wi
 
 // A jina-bert-v2 reranker (tests/convert/fixtures/rank/jina-bert-v2-cls-tiny.json, from
 // tools/refgen/make_jina_bert.py: JinaBertForSequenceClassification weights under "bert.", with
-// q/k LayerNorms) converted in every type: each text's logit (rank pooling on the reference's ids)
-// and each query/document pair's score through the GGUF's vocabulary equal the reference's, with
-// the score rule of this file's header, |diff| <= eps max(1, |ref|).
+// q/k LayerNorms) converted in every type: each text's logit (rank pooling on the reference's ids;
+// f32 also on every CPU level this machine runs) and each query/document pair's score through the
+// GGUF's vocabulary equal the reference's, with the score rule of this file's header,
+// |diff| <= eps max(1, |ref|).
 TEST_CASE("ALiBi families: a reranker's logits and pair scores equal the reference in every type", "[convert][vectors][alibi]") {
   const char* const name = "jina-bert-v2-cls-tiny";
   const nlohmann::json ref = read_json(fixtures_dir() / "rank" / (std::string(name) + ".json"));
@@ -390,26 +391,44 @@ TEST_CASE("ALiBi families: a reranker's logits and pair scores equal the referen
     o.type = type;
     convert_hf_to_gguf(o);
     CHECK(gguf::File::open(o.out_path).get<std::string>("general.architecture") == arch_of_folder(fixtures_dir() / name));
-    auto model = Model::load(o.out_path, ModelOptions{Device::Cpu, 2});
-    REQUIRE(model.ok());
-    Context ctx(model.value(), 2);
     const Bound b = bound_for(type);
     const std::string tag = std::string(name) + " " + out_type_name(type);
     const auto& v = ref["variants"][0];
     REQUIRE(v["pooling"] == "rank");
-    TokenBatch batch;
-    for (size_t i = 0; i < v["ids"].size(); i++) batch.add(static_cast<int32_t>(i), v["ids"][i].get<std::vector<int32_t>>());
-    Request raw;
-    raw.pooling = Pooling::Rank;
-    raw.normalize = -1;
-    auto out = ctx.run(batch, raw);
-    REQUIRE(out.ok());
-    REQUIRE(out.value().pooled_dim() == 1);
-    double worst_text = 0, worst_pair = 0;
-    for (size_t i = 0; i < v["ids"].size(); i++) {
-      const double want = v["vectors"][i][0];
-      worst_text = std::max(worst_text, std::abs(out.value().pooled(static_cast<int32_t>(i))[0] - want) / std::max(1.0, std::abs(want)));
-    }
+    // Each text's logit on the reference's ids; f32 on every CPU level this machine runs.
+    auto text_logits = [&](const std::shared_ptr<const Model>& m) {
+      Context c(m, 2);
+      TokenBatch batch;
+      for (size_t i = 0; i < v["ids"].size(); i++) batch.add(static_cast<int32_t>(i), v["ids"][i].get<std::vector<int32_t>>());
+      Request raw;
+      raw.pooling = Pooling::Rank;
+      raw.normalize = -1;
+      auto out = c.run(batch, raw);
+      REQUIRE(out.ok());
+      REQUIRE(out.value().pooled_dim() == 1);
+      double worst = 0;
+      for (size_t i = 0; i < v["ids"].size(); i++) {
+        const double want = v["vectors"][i][0];
+        worst = std::max(worst, std::abs(out.value().pooled(static_cast<int32_t>(i))[0] - want) / std::max(1.0, std::abs(want)));
+      }
+      return worst;
+    };
+    if (type == OutType::F32)
+      for (CpuIsa isa : {CpuIsa::Scalar, CpuIsa::Avx2, CpuIsa::Avx512, CpuIsa::Amx}) {
+        if (!embed::test::cpuinfo_supports(isa)) continue;
+        ModelOptions mo{Device::Cpu, 2};
+        mo.cpu_isa = isa;
+        auto m = Model::load(o.out_path, mo);
+        REQUIRE(m.ok());
+        const double worst = text_logits(m.value());
+        std::printf("CONVERT-VECTORS %-52s max |diff| / max(1, |ref|) %.3g\n", (tag + " " + cpu_isa_name(isa) + " logits").c_str(), worst);
+        CHECK(worst <= b.eps);
+      }
+    auto model = Model::load(o.out_path, ModelOptions{Device::Cpu, 2});
+    REQUIRE(model.ok());
+    Context ctx(model.value(), 2);
+    const double worst_text = text_logits(model.value());
+    double worst_pair = 0;
     for (size_t i = 0; i < ref["pairs"].size(); i++) {
       auto scores = ctx.rerank(ref["pairs"][i][0], {ref["pairs"][i][1].get<std::string>()});
       REQUIRE(scores.ok());
