@@ -22,7 +22,8 @@ using namespace embed::convert::testing;
 
 namespace {
 
-const char* const kFamilyCases[] = {"nomic-bert-tiny", "mpnet-tiny", "t5-gtr-tiny", "t5-gated-tiny", "modern-bert-tiny", "xlmr-tiny"};
+const char* const kFamilyCases[] = {"nomic-bert-tiny", "mpnet-tiny", "t5-gtr-tiny", "t5-gated-tiny", "modern-bert-tiny", "xlmr-tiny",
+                                     "jina-bert-v2-tiny"};
 
 std::string convert_with_cli(const std::string& name, const ScratchDir& dir) {
   const std::string out = (dir.path() / (name + ".gguf")).string();
