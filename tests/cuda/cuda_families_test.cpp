@@ -2,10 +2,11 @@
 // CI, on a GPU with label cuda): each tiny fixture folder of tests/convert/fixtures is converted to
 // f32 by the `embed` executable (this binary links the engine built for CUDA, not the converter),
 // run on the references' own token ids, and its pooled vectors compared with the PyTorch
-// references committed beside it (tools/refgen/convert_vectors.py, make_nomic_bert.py): cosine
-// >= 0.99999, as on every CPU level (tests/convert/convert_vectors_test.cpp). The families'
-// position biases (MPNet's and T5's buckets), alternating local attention (ModernBERT), rotary
-// positions (nomic-bert, ModernBERT) and RoBERTa's offset positions (XLM-R) each have a case.
+// references committed beside it (tools/refgen/convert_vectors.py, make_nomic_bert.py,
+// make_jina_bert.py): cosine >= 0.99999, as on every CPU level (tests/convert/convert_vectors_test.cpp).
+// The families' position biases (MPNet's and T5's buckets, jina-bert-v2's ALiBi), alternating
+// local attention (ModernBERT), rotary positions (nomic-bert, ModernBERT) and RoBERTa's offset
+// positions (XLM-R) each have a case.
 #include <catch2/catch.hpp>
 
 #include <cmath>
