@@ -13,7 +13,8 @@
   X(nomic_bert_spec)           \
   X(mpnet_spec)                \
   X(t5encoder_spec)            \
-  X(modern_bert_spec)
+  X(modern_bert_spec)          \
+  X(gte_new_spec)
 
 namespace embed {
 namespace arch {

@@ -220,8 +220,8 @@ std::string check_case(const nlohmann::json& ref, OutType type, const fs::path& 
 }
 
 // The rotary families (their own forward and rope): their cases, whose references are this
-// project's own (tools/refgen/nomic_bert_ref.py).
-const char* const kRotaryCases[] = {"nomic-bert-tiny"};
+// project's own (tools/refgen/nomic_bert_ref.py, gte_new_ref.py).
+const char* const kRotaryCases[] = {"nomic-bert-tiny", "gte-new-tiny"};
 
 fs::path convert_f32(const std::string& name, const ScratchDir& dir) {
   ConvertOptions o;
@@ -276,6 +276,27 @@ void check_every_cpu_level(const char* name) {
 // sliding-window attention): their references are sentence-transformers' (convert_vectors.py).
 const char* const kEncoderFamilyCases[] = {"mpnet-tiny", "t5-gtr-tiny", "t5-gated-tiny", "modern-bert-tiny"};
 
+// The case's texts (with each prompt) tokenized by the converted GGUF's vocabulary equal the ids
+// the reference recorded from the HF tokenizer.
+void check_token_ids(const char* name) {
+  const nlohmann::json ref = read_json(fixtures_dir() / "vectors" / (std::string(name) + ".json"));
+  ScratchDir dir;
+  auto model = Model::load(convert_f32(name, dir).string(), ModelOptions{Device::Cpu, 2});
+  REQUIRE(model.ok());
+  REQUIRE(model.value()->has_tokenizer());
+  const std::vector<std::string> texts = ref["texts"];
+  size_t compared = 0;
+  for (const auto& v : ref["variants"])
+    for (size_t i = 0; i < texts.size(); i++) {
+      INFO(name << " " << v["label"].get<std::string>() << " text " << i << ": " << texts[i]);
+      CHECK(model.value()->tokenizer().encode(v["prompt"].get<std::string>() + texts[i]).ids ==
+            v["ids"][i].get<std::vector<int32_t>>());
+      compared++;
+    }
+  CHECK(compared >= texts.size());
+}
+
+
 }  // namespace
 
 TEST_CASE("rotary families: f32 equals the reference on every CPU level this machine runs", "[convert][vectors][rotary]") {
@@ -290,23 +311,11 @@ TEST_CASE("encoder families: f32 equals sentence-transformers on every CPU level
 }
 
 TEST_CASE("encoder families: the GGUF's vocabulary gives HF's token ids, prompts included", "[convert][vectors][families]") {
-  for (const char* name : kEncoderFamilyCases) {
-    const nlohmann::json ref = read_json(fixtures_dir() / "vectors" / (std::string(name) + ".json"));
-    ScratchDir dir;
-    auto model = Model::load(convert_f32(name, dir).string(), ModelOptions{Device::Cpu, 2});
-    REQUIRE(model.ok());
-    REQUIRE(model.value()->has_tokenizer());
-    const std::vector<std::string> texts = ref["texts"];
-    size_t compared = 0;
-    for (const auto& v : ref["variants"])
-      for (size_t i = 0; i < texts.size(); i++) {
-        INFO(name << " " << v["label"].get<std::string>() << " text " << i << ": " << texts[i]);
-        CHECK(model.value()->tokenizer().encode(v["prompt"].get<std::string>() + texts[i]).ids ==
-              v["ids"][i].get<std::vector<int32_t>>());
-        compared++;
-      }
-    CHECK(compared >= texts.size());
-  }
+  for (const char* name : kEncoderFamilyCases) check_token_ids(name);
+}
+
+TEST_CASE("rotary families: the GGUF's vocabulary gives HF's token ids, prompts included", "[convert][vectors][rotary]") {
+  for (const char* name : kRotaryCases) check_token_ids(name);
 }
 
 // An 8192-token text (tests/convert/fixtures/long/<case>.json, tools/refgen/make_nomic_bert.py)
