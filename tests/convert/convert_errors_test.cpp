@@ -266,13 +266,9 @@ TEST_CASE("convert: GTE NewModel settings the forward does not run are refused",
     edit_config(dir, [](nlohmann::json& c) { c["rope_scaling"] = {{"type", "linear"}, {"factor", 2.0}}; });
     CHECK_THAT(convert_error(dir).what(), Catch::Contains("rope_scaling") && Catch::Contains("linear"));
   }
-  SECTION("RMSNorm blocks") {
-    edit_config(dir, [](nlohmann::json& c) { c["layer_norm_type"] = "rms_norm"; });
-    CHECK_THAT(convert_error(dir).what(), Catch::Contains("layer_norm_type = \"rms_norm\"") && Catch::Contains("new"));
-  }
-  SECTION("another MLP activation") {
-    edit_config(dir, [](nlohmann::json& c) { c["hidden_act"] = "silu"; });
-    CHECK_THAT(convert_error(dir).what(), Catch::Contains("hidden_act = \"silu\""));
+  SECTION("a norm type new-impl does not define") {
+    edit_config(dir, [](nlohmann::json& c) { c["layer_norm_type"] = "group_norm"; });
+    CHECK_THAT(convert_error(dir).what(), Catch::Contains("layer_norm_type \"group_norm\""));
   }
   SECTION("logn attention scaling") {
     edit_config(dir, [](nlohmann::json& c) { c["logn_attention_scale"] = true; });
@@ -288,9 +284,10 @@ TEST_CASE("convert: GTE NewModel settings the forward does not run are refused",
   }
 }
 
-// The engine's side of the same rule: a `new` file whose rope scaling it does not run (another
-// type, or an NTK factor below 1, where new-impl switches rule by length) fails at load by key.
-TEST_CASE("new: rope scaling the forward does not run is refused at load", "[convert]") {
+// The engine's side: a `new` file whose rope scaling it does not run (another type, or an NTK
+// factor below 1, where new-impl switches rule by length) fails at load by key; so do an MLP
+// activation it does not know and RMSNorm blocks that carry LayerNorm biases.
+TEST_CASE("new: rope scaling or activations the forward does not run and RMSNorm blocks with biases are refused at load", "[convert]") {
   ConvertOptions o;
   o.model_dir = (fixtures_dir() / "gte-new-tiny").string();
   const struct {
@@ -308,6 +305,22 @@ TEST_CASE("new: rope scaling the forward does not run is refused at load", "[con
     REQUIRE_FALSE(m.ok());
     CHECK(m.error().kind == ErrorKind::Unsupported);
     CHECK_THAT(m.error().message, Catch::Contains(c.key));
+  }
+  {
+    gguf::Writer w = build_gguf(o);
+    w.set_string("new.hidden_act", "mish");
+    auto m = Model::load(gguf::File::from_bytes(w.to_bytes(), "gte.gguf"), ModelOptions{Device::Cpu, 1});
+    REQUIRE_FALSE(m.ok());
+    CHECK(m.error().kind == ErrorKind::Unsupported);
+    CHECK_THAT(m.error().message, Catch::Contains("new.hidden_act 'mish'"));
+  }
+  {
+    gguf::Writer w = build_gguf(o);  // LayerNorm blocks (with biases) said to be RMSNorm
+    w.set<float>("new.attention.layer_norm_rms_epsilon", 1e-6f);
+    auto m = Model::load(gguf::File::from_bytes(w.to_bytes(), "gte.gguf"), ModelOptions{Device::Cpu, 1});
+    REQUIRE_FALSE(m.ok());
+    CHECK(m.error().kind == ErrorKind::Format);
+    CHECK_THAT(m.error().message, Catch::Contains("blk.0.attn_output_norm.bias") && Catch::Contains("RMSNorm"));
   }
 }
 

@@ -220,8 +220,10 @@ std::string check_case(const nlohmann::json& ref, OutType type, const fs::path& 
 }
 
 // The rotary families (their own forward and rope): their cases, whose references are this
-// project's own (tools/refgen/nomic_bert_ref.py, gte_new_ref.py).
+// project's own (tools/refgen/nomic_bert_ref.py, gte_new_ref.py), each with an 8192-token text
+// (long/<case>.json), and variants of theirs without one (GTE with RMSNorm blocks and SiLU).
 const char* const kRotaryCases[] = {"nomic-bert-tiny", "gte-new-tiny"};
+const char* const kRotaryVariantCases[] = {"gte-new-rms-tiny"};
 
 fs::path convert_f32(const std::string& name, const ScratchDir& dir) {
   ConvertOptions o;
@@ -301,6 +303,7 @@ void check_token_ids(const char* name) {
 
 TEST_CASE("rotary families: f32 equals the reference on every CPU level this machine runs", "[convert][vectors][rotary]") {
   for (const char* name : kRotaryCases) check_every_cpu_level(name);
+  for (const char* name : kRotaryVariantCases) check_every_cpu_level(name);
 }
 
 TEST_CASE("encoder families: f32 equals sentence-transformers on every CPU level this machine runs", "[convert][vectors][families]") {
@@ -316,6 +319,7 @@ TEST_CASE("encoder families: the GGUF's vocabulary gives HF's token ids, prompts
 
 TEST_CASE("rotary families: the GGUF's vocabulary gives HF's token ids, prompts included", "[convert][vectors][rotary]") {
   for (const char* name : kRotaryCases) check_token_ids(name);
+  for (const char* name : kRotaryVariantCases) check_token_ids(name);
 }
 
 // An 8192-token text (tests/convert/fixtures/long/<case>.json, tools/refgen/make_nomic_bert.py)

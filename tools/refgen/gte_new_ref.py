@@ -15,11 +15,13 @@
 #                      positions, more than max_position_embeddings, which selects the scaled
 #                      frequencies; without rope_scaling: rope_theta^(-2i/d))
 #               a = softmax(q k^T / sqrt(d_head)) v, bidirectional       (logn_attention_scale false)
-#               x = LN_attn(x + a Wo^T + bo)                              (attention.o_proj, attn_ln)
-#               [u | g] = x Wug^T (no bias);  x = LN_mlp(x + (u * gelu(g)) Wd^T + bd)
+#               x = N_attn(x + a Wo^T + bo)                               (attention.o_proj, attn_ln)
+#               [u | g] = x Wug^T (no bias);  x = N_mlp(x + (u * act(g)) Wd^T + bd)
 #                                                                         (mlp.up_gate_proj: up first;
-#                                                                          hidden_act gelu = erf; mlp.down_proj, mlp_ln;
-#                                                                          layer_norm_type layer_norm)
+#                                                                          mlp.down_proj, mlp_ln)
+#               N = LayerNorm with bias (layer_norm_type layer_norm) or RMSNorm x / sqrt(mean(x^2) + eps) * w
+#               (rms_norm, no bias; the embeddings' norm stays a LayerNorm); act = HF's ACT2FN[hidden_act]:
+#               gelu (erf), gelu_new / gelu_pytorch_tanh (tanh form), silu / swish, relu
 # then the sentence-transformers pipeline of the checkpoints: the CLS row (1_Pooling
 # pooling_mode_cls_token) and L2 normalisation. Weights are keyed by the checkpoints' names
 # (embeddings.word_embeddings.weight, encoder.layer.N.attention.qkv_proj.weight, ...).
@@ -61,6 +63,22 @@ def gelu(x):
     return 0.5 * x * (1.0 + _erf(x / math.sqrt(2.0)).astype(np.float64))
 
 
+def rms_norm(x, w, eps):
+    return x / np.sqrt((x ** 2).mean(axis=-1, keepdims=True) + eps) * w
+
+
+def activation(name):
+    if name == "gelu":
+        return gelu
+    if name in ("gelu_new", "gelu_pytorch_tanh"):
+        return lambda x: 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
+    if name in ("silu", "swish"):
+        return lambda x: x / (1.0 + np.exp(-x))
+    if name == "relu":
+        return lambda x: np.maximum(x, 0.0)
+    raise ValueError(name)
+
+
 def inv_freq(d, c):
     theta = float(c["rope_theta"])
     r = c.get("rope_scaling")
@@ -96,7 +114,7 @@ def attention(q, k, v, block=1024):
 
 def forward(w, c, ids, type_ids=None):
     """Last hidden state [n, hidden_size] (float64) of one text; `w` maps checkpoint names to arrays."""
-    assert c["layer_norm_type"] == "layer_norm" and c["hidden_act"] == "gelu" and c["pack_qkv"]
+    assert c["layer_norm_type"] in ("layer_norm", "rms_norm") and c["pack_qkv"]
     assert c["position_embedding_type"] == "rope" and not c["logn_attention_scale"]
     w = {k: np.asarray(v, dtype=np.float64) for k, v in w.items()}
     ids = np.asarray(ids)
@@ -108,6 +126,13 @@ def forward(w, c, ids, type_ids=None):
         x = x + w["embeddings.token_type_embeddings.weight"][type_ids]
     x = layer_norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"], eps)
     freqs = inv_freq(dh, c)
+    act = activation(c["hidden_act"])
+
+    def norm(x, p):
+        if c["layer_norm_type"] == "rms_norm":
+            return rms_norm(x, w[p + ".weight"], eps)
+        return layer_norm(x, w[p + ".weight"], w[p + ".bias"], eps)
+
     n = len(ids)
     for layer in range(c["num_hidden_layers"]):
         p = f"encoder.layer.{layer}."
@@ -116,11 +141,11 @@ def forward(w, c, ids, type_ids=None):
         q, k = rope(q, freqs), rope(k, freqs)
         a = attention(q, k, v).transpose(1, 0, 2).reshape(n, d)
         a = a @ w[p + "attention.o_proj.weight"].T + w[p + "attention.o_proj.bias"]
-        x = layer_norm(x + a, w[p + "attn_ln.weight"], w[p + "attn_ln.bias"], eps)
+        x = norm(x + a, p + "attn_ln")
         ug = x @ w[p + "mlp.up_gate_proj.weight"].T
         up, gate = ug[:, :f], ug[:, f:]
-        y = (up * gelu(gate)) @ w[p + "mlp.down_proj.weight"].T + w[p + "mlp.down_proj.bias"]
-        x = layer_norm(x + y, w[p + "mlp_ln.weight"], w[p + "mlp_ln.bias"], eps)
+        y = (up * act(gate)) @ w[p + "mlp.down_proj.weight"].T + w[p + "mlp.down_proj.bias"]
+        x = norm(x + y, p + "mlp_ln")
     return x
 
 

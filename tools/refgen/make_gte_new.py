@@ -10,7 +10,9 @@
 #   tests/convert/fixtures/gte-new-cls-tiny/ + vectors/gte-new-cls-tiny.json   a reranker as
 #       gte-multilingual-reranker-base's class (NewForSequenceClassification: backbone under "new.",
 #       new.pooler.dense, classifier) with bert-cls-tiny's tokenizer files: the logits of the texts
-#       (bert-cls-tiny's HF ids) and of (query, document) pairs tokenized by HF's tokenizers.
+#       (bert-cls-tiny's HF ids) and of (query, document) pairs tokenized by HF's tokenizers;
+#   tests/convert/fixtures/gte-new-rms-tiny/ + vectors/gte-new-rms-tiny.json   gte-new-tiny's folder
+#       with layer_norm_type rms_norm and hidden_act silu (NewConfig's other choices), its vectors.
 # The texts' token ids are the HF tokenizer's: the folder carries bert-dense-tiny's tokenizer files
 # and prompts, so the ids are those convert_vectors.py recorded from the HF tokenizer in
 # vectors/bert-dense-tiny.json (the same texts, prompts and tokenizer). The 8192-token text is
@@ -59,17 +61,19 @@ def random_weights(c, seed=25):
         w["embeddings.token_type_embeddings.weight"] = rng.normal(0, 0.05, (c["type_vocab_size"], d))
     norm = lambda p: {p + ".weight": 1 + rng.normal(0, 0.1, d), p + ".bias": rng.normal(0, 0.05, d)}
     w.update(norm("embeddings.LayerNorm"))
+    rms = c["layer_norm_type"] == "rms_norm"  # RMSNorm blocks have a weight only
+    block_norm = lambda p: {k: v for k, v in norm(p).items() if not (rms and k.endswith(".bias"))}
     for layer in range(c["num_hidden_layers"]):
         p = f"encoder.layer.{layer}."
         w[p + "attention.qkv_proj.weight"] = rng.normal(0, 0.08, (3 * d, d))
         w[p + "attention.qkv_proj.bias"] = rng.normal(0, 0.05, 3 * d)
         w[p + "attention.o_proj.weight"] = rng.normal(0, 0.08, (d, d))
         w[p + "attention.o_proj.bias"] = rng.normal(0, 0.05, d)
-        w.update(norm(p + "attn_ln"))
+        w.update(block_norm(p + "attn_ln"))
         w[p + "mlp.up_gate_proj.weight"] = rng.normal(0, 0.08, (2 * f, d))
         w[p + "mlp.down_proj.weight"] = rng.normal(0, 0.08, (d, f))
         w[p + "mlp.down_proj.bias"] = rng.normal(0, 0.05, d)
-        w.update(norm(p + "mlp_ln"))
+        w.update(block_norm(p + "mlp_ln"))
     return {k: v.astype(np.float32) for k, v in w.items()}  # the stored weights; the reference reads these
 
 
@@ -146,7 +150,32 @@ def main():
     for p in sorted(path.rglob("*")):
         if p.is_file():
             print(f"{p.relative_to(FIXTURES)}  {p.stat().st_size} bytes")
+    make_rms_variant()
     make_reranker()
+
+
+RMS_NAME = "gte-new-rms-tiny"
+
+
+def make_rms_variant():
+    """RMSNorm blocks and a SiLU gate: the same texts and tokenizer as gte-new-tiny."""
+    ids_ref = json.loads((FIXTURES / "vectors" / f"{TOKENIZER_FROM}.json").read_text())
+    vocab = json.loads((FIXTURES / TOKENIZER_FROM / "tokenizer.json").read_text())["model"]["vocab"]
+    c = gte_new_ref.config(len(vocab))
+    c["layer_norm_type"], c["hidden_act"], c["layer_norm_eps"] = "rms_norm", "silu", 1e-6
+    weights = random_weights(c, seed=28)
+    prompts = write_folder(FIXTURES / RMS_NAME, c, weights)
+    variants = []
+    for v in ids_ref["variants"]:
+        assert v["pooling"] is None and (v["prompt_name"] is None or prompts[v["prompt_name"]] == v["prompt"]), v["label"]
+        variants.append({"label": v["label"], "pooling": None, "prompt_name": v["prompt_name"], "prompt": v["prompt"],
+                         "ids": v["ids"], "vectors": [rounded(gte_new_ref.embed(weights, c, s)) for s in v["ids"]]})
+    case = {"case": RMS_NAME, "reference": "gte-new-reference", "pipeline": "sentence-transformers",
+            "source": source_line("make_gte_new.py"), "texts": ids_ref["texts"], "normalized": True,
+            "default_prompt_name": None, "variants": variants}
+    out = FIXTURES / "vectors" / f"{RMS_NAME}.json"
+    out.write_text(json.dumps(case, indent=None, ensure_ascii=False) + "\n")
+    print(f"{out.relative_to(ROOT)}: {out.stat().st_size} bytes")
 
 
 CLS_NAME = "gte-new-cls-tiny"
