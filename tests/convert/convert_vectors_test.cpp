@@ -298,7 +298,6 @@ void check_token_ids(const char* name) {
   CHECK(compared >= texts.size());
 }
 
-
 }  // namespace
 
 TEST_CASE("rotary families: f32 equals the reference on every CPU level this machine runs", "[convert][vectors][rotary]") {
@@ -322,7 +321,7 @@ TEST_CASE("rotary families: the GGUF's vocabulary gives HF's token ids, prompts 
   for (const char* name : kRotaryVariantCases) check_token_ids(name);
 }
 
-// An 8192-token text (tests/convert/fixtures/long/<case>.json, tools/refgen/make_nomic_bert.py)
+// An 8192-token text (tests/convert/fixtures/long/<case>.json, tools/refgen/make_nomic_bert.py, make_gte_new.py)
 // in one pass: the pooled vector equals the PyTorch reference's.
 TEST_CASE("rotary families: an 8192-token input in one pass equals the reference", "[convert][vectors][rotary][long]") {
   for (const char* name : kRotaryCases) {

@@ -143,7 +143,7 @@ std::optional<Value> from_config(const json& c, const arch::HParamSpec& row) {
   if (src == "@rope_ntk.type" || src == "@rope_ntk.factor") {  // GTE NewModel: rope_scaling {"type": "ntk", "factor": f}
     const json* r = find_key(c, "rope_scaling");
     if (!r) return std::nullopt;
-    if (!r->is_object() || r->value("type", std::string()) != "ntk" || find_key(*r, "mixed_b"))
+    if (!r->is_object() || !find_key(*r, "type") || (*r)["type"] != "ntk" || find_key(*r, "mixed_b"))
       fail(ErrorKind::Unsupported, "config.json: rope_scaling " + r->dump() + " is not supported (null, or {\"type\": \"ntk\", \"factor\": f} without mixed_b)");
     const json* f = find_key(*r, "factor");
     if (!f) fail(ErrorKind::Format, "config.json: rope type 'ntk' without 'factor'");
