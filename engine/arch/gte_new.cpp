@@ -151,7 +151,7 @@ const ArchSpec& gte_new_spec() {
     const std::string e = "embeddings.", b = "encoder.layer.{L}.";
     s.weights = {
         table("token_embd.weight", Dim::Vocab, Dim::DModel, &M::token_embd, e + "word_embeddings.weight"),
-        // Only when type_vocab_size > 0 (gte-multilingual-*; the -en-v1.5 models have none).
+        // Only when type_vocab_size > 0 (NewConfig's default is 0: no table).
         table("token_types.weight", Dim::Types, Dim::DModel, &M::token_types, e + "token_type_embeddings.weight").optional(),
         vector("token_embd_norm.weight", Dim::DModel, &M::token_embd_norm, e + "LayerNorm.weight"),
         vector("token_embd_norm.bias", Dim::DModel, &M::token_embd_norm_b, e + "LayerNorm.bias"),

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-# The GTE "NewModel" converter fixture and its references, with NumPy alone (gte_new_ref.py):
+# The GTE "NewModel" converter fixtures and their references, with NumPy (gte_new_ref.py; HF tokenizers
+# only for the reranker's pairs):
 #   tests/convert/fixtures/gte-new-tiny/        an HF / sentence-transformers folder as
 #       gte-base-en-v1.5's: config.json (NewConfig's fields, rope_theta and rope_scaling ntk),
 #       model.safetensors (seeded random weights), the WordPiece tokenizer files of bert-dense-tiny,
