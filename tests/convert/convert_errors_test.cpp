@@ -222,6 +222,25 @@ TEST_CASE("convert: Gemma settings the GGUF cannot express are refused", "[conve
   }
 }
 
+TEST_CASE("convert: jina-bert-v2 settings the forward does not run are refused", "[convert][alibi]") {
+  ScratchDir scratch;
+  const fs::path dir = copy_fixture(scratch, "jina-bert-v2-tiny");
+  SECTION("ReGLU instead of GEGLU") {
+    edit_config(dir, [](nlohmann::json& c) { c["feed_forward_type"] = "reglu"; });
+    const Error e = convert_error(dir);
+    CHECK(e.kind() == ErrorKind::Unsupported);
+    CHECK_THAT(e.what(), Catch::Contains("feed_forward_type") && Catch::Contains("jina-bert-v2"));
+  }
+  SECTION("no feed_forward_type (JinaBertConfig's default is BERT's plain MLP)") {
+    edit_config(dir, [](nlohmann::json& c) { c.erase("feed_forward_type"); });
+    CHECK_THAT(convert_error(dir).what(), Catch::Contains("feed_forward_type"));
+  }
+  SECTION("absolute positions instead of ALiBi") {
+    edit_config(dir, [](nlohmann::json& c) { c["position_embedding_type"] = "absolute"; });
+    CHECK_THAT(convert_error(dir).what(), Catch::Contains("position_embedding_type"));
+  }
+}
+
 TEST_CASE("convert: nomic-bert settings the forward does not run are refused", "[convert]") {
   ScratchDir scratch;
   const fs::path dir = copy_fixture(scratch, "nomic-bert-tiny");

@@ -89,6 +89,11 @@ TEST_CASE("bidirectional qwen2 converts as llama.cpp does (attention.causal = fa
   check_case("qwen2-bidir-tiny", (fixtures_dir() / "qwen2-bidir-tiny").string());
 }
 
+// ALiBi and a fused GEGLU ffn_up {E, 2F}; no position table.
+TEST_CASE("jina-bert-v2 converts as llama.cpp does", "[convert][alibi]") {
+  check_case("jina-bert-v2-tiny", (fixtures_dir() / "jina-bert-v2-tiny").string());
+}
+
 TEST_CASE("a BERT embedder's Dense layer keeps its bias and activation", "[convert]") {
   check_case("bert-dense-tiny", (fixtures_dir() / "bert-dense-tiny").string());
   const gguf::File f = convert_in_memory((fixtures_dir() / "bert-dense-tiny").string(), OutType::F32);

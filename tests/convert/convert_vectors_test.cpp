@@ -24,6 +24,7 @@
 #include "engine/arch/spec.h"
 #include "engine/prompts.h"
 #include "gguf/file.h"
+#include "gguf/writer.h"
 #include "tokenizer/tokenizer.h"
 #include "tools/convert/convert.h"
 #include "convert_test_util.h"
@@ -220,10 +221,9 @@ std::string check_case(const nlohmann::json& ref, OutType type, const fs::path& 
 }
 
 // The rotary families (their own forward and rope): their cases, whose references are this
-// project's own (tools/refgen/nomic_bert_ref.py, gte_new_ref.py), each with an 8192-token text
-// (long/<case>.json), and variants of theirs without one (GTE with RMSNorm blocks and SiLU).
-const char* const kRotaryCases[] = {"nomic-bert-tiny", "gte-new-tiny"};
-const char* const kRotaryVariantCases[] = {"gte-new-rms-tiny"};
+// project's own (tools/refgen/nomic_bert_ref.py, gte_new_ref.py; gte-new-rms-tiny: GTE with
+// RMSNorm blocks and a SiLU gate).
+const char* const kRotaryCases[] = {"nomic-bert-tiny", "gte-new-tiny", "gte-new-rms-tiny"};
 
 fs::path convert_f32(const std::string& name, const ScratchDir& dir) {
   ConvertOptions o;
@@ -278,8 +278,8 @@ void check_every_cpu_level(const char* name) {
 // sliding-window attention): their references are sentence-transformers' (convert_vectors.py).
 const char* const kEncoderFamilyCases[] = {"mpnet-tiny", "t5-gtr-tiny", "t5-gated-tiny", "modern-bert-tiny"};
 
-// The case's texts (with each prompt) tokenized by the converted GGUF's vocabulary equal the ids
-// the reference recorded from the HF tokenizer.
+// The GGUF's own tokenizer on the case's texts (with each variant's prompt) gives the ids the
+// reference recorded from the HF tokenizer.
 void check_token_ids(const char* name) {
   const nlohmann::json ref = read_json(fixtures_dir() / "vectors" / (std::string(name) + ".json"));
   ScratchDir dir;
@@ -298,11 +298,26 @@ void check_token_ids(const char* name) {
   CHECK(compared >= texts.size());
 }
 
+// The case's 8192-token text (tests/convert/fixtures/long/<case>.json) in one pass, f32.
+void check_long_input(const char* name) {
+  const nlohmann::json ref = read_json(fixtures_dir() / "long" / (std::string(name) + ".json"));
+  REQUIRE(ref["variants"][0]["ids"][0].size() == 8192);
+  ScratchDir dir;
+  auto model = Model::load(convert_f32(name, dir).string(), ModelOptions{Device::Cpu, 2});
+  REQUIRE(model.ok());
+  REQUIRE(model.value()->describe().n_ctx >= 8192);
+  check_stats(same_ids_stats(model.value(), ref["variants"][0], ref["normalized"]), bound_for(OutType::F32),
+              std::string(name) + " f32 8192 tokens");
+}
+
+// The ALiBi families (position bias from per-head slopes, no position table): their cases, whose
+// references are this project's own (tools/refgen/jina_bert_ref.py).
+const char* const kAlibiCases[] = {"jina-bert-v2-tiny"};
+
 }  // namespace
 
 TEST_CASE("rotary families: f32 equals the reference on every CPU level this machine runs", "[convert][vectors][rotary]") {
   for (const char* name : kRotaryCases) check_every_cpu_level(name);
-  for (const char* name : kRotaryVariantCases) check_every_cpu_level(name);
 }
 
 TEST_CASE("encoder families: f32 equals sentence-transformers on every CPU level this machine runs", "[convert][vectors][families]") {
@@ -318,22 +333,29 @@ TEST_CASE("encoder families: the GGUF's vocabulary gives HF's token ids, prompts
 
 TEST_CASE("rotary families: the GGUF's vocabulary gives HF's token ids, prompts included", "[convert][vectors][rotary]") {
   for (const char* name : kRotaryCases) check_token_ids(name);
-  for (const char* name : kRotaryVariantCases) check_token_ids(name);
 }
 
-// An 8192-token text (tests/convert/fixtures/long/<case>.json, tools/refgen/make_nomic_bert.py, make_gte_new.py)
-// in one pass: the pooled vector equals the PyTorch reference's.
+// An 8192-token text (tests/convert/fixtures/long/<case>.json: nomic-bert's from
+// tools/refgen/make_nomic_bert.py, GTE's from make_gte_new.py, ModernBERT's from convert_vectors.py's
+// LONG_CASES) in one pass: the pooled vector equals the PyTorch reference's (float64).
+const char* const kLongCases[] = {"nomic-bert-tiny", "gte-new-tiny", "modern-bert-tiny"};
+
 TEST_CASE("rotary families: an 8192-token input in one pass equals the reference", "[convert][vectors][rotary][long]") {
-  for (const char* name : kRotaryCases) {
-    const nlohmann::json ref = read_json(fixtures_dir() / "long" / (std::string(name) + ".json"));
-    REQUIRE(ref["variants"][0]["ids"][0].size() == 8192);
-    ScratchDir dir;
-    auto model = Model::load(convert_f32(name, dir).string(), ModelOptions{Device::Cpu, 2});
-    REQUIRE(model.ok());
-    REQUIRE(model.value()->describe().n_ctx >= 8192);
-    check_stats(same_ids_stats(model.value(), ref["variants"][0], ref["normalized"]), bound_for(OutType::F32),
-                std::string(name) + " f32 8192 tokens");
-  }
+  for (const char* name : kLongCases) check_long_input(name);
+}
+
+TEST_CASE("ALiBi families: f32 equals the reference on every CPU level this machine runs", "[convert][vectors][alibi]") {
+  for (const char* name : kAlibiCases) check_every_cpu_level(name);
+}
+
+TEST_CASE("ALiBi families: the GGUF's vocabulary gives HF's token ids, prompts included", "[convert][vectors][alibi]") {
+  for (const char* name : kAlibiCases) check_token_ids(name);
+}
+
+// jina-bert-v2's ALiBi bias grows with |i - j| and has no position table: the 8192-token text of
+// tools/refgen/make_jina_bert.py, in one pass.
+TEST_CASE("ALiBi families: an 8192-token input in one pass equals the reference", "[convert][vectors][alibi][long]") {
+  for (const char* name : kAlibiCases) check_long_input(name);
 }
 
 TEST_CASE("converted tiny models give sentence-transformers' / transformers' outputs in every type", "[convert][vectors]") {
@@ -358,4 +380,142 @@ TEST_CASE("every architecture the engine describes has a converted tiny model wi
     INFO("architecture " << spec->name << ": add a tiny folder to tools/refgen/convert_make_fixtures.py and convert_vectors.py");
     CHECK(covered.count(spec->name) == 1);
   }
+}
+
+// A jina-bert-v2 reranker (tests/convert/fixtures/rank/jina-bert-v2-cls-tiny.json, from
+// tools/refgen/make_jina_bert.py: JinaBertForSequenceClassification weights under "bert.", with
+// q/k LayerNorms) converted in every type: each text's logit (rank pooling on the reference's ids;
+// f32 also on every CPU level this machine runs) and each query/document pair's score through the
+// GGUF's vocabulary equal the reference's, with the score rule of this file's header,
+// |diff| <= eps max(1, |ref|).
+TEST_CASE("ALiBi families: a reranker's logits and pair scores equal the reference in every type", "[convert][vectors][alibi]") {
+  const char* const name = "jina-bert-v2-cls-tiny";
+  const nlohmann::json ref = read_json(fixtures_dir() / "rank" / (std::string(name) + ".json"));
+  for (OutType type : {OutType::F32, OutType::F16, OutType::BF16, OutType::Q8_0}) {
+    ScratchDir dir;
+    ConvertOptions o;
+    o.model_dir = (fixtures_dir() / name).string();
+    o.out_path = (dir.path() / "model.gguf").string();
+    o.type = type;
+    convert_hf_to_gguf(o);
+    CHECK(gguf::File::open(o.out_path).get<std::string>("general.architecture") == arch_of_folder(fixtures_dir() / name));
+    const Bound b = bound_for(type);
+    const std::string tag = std::string(name) + " " + out_type_name(type);
+    const auto& v = ref["variants"][0];
+    REQUIRE(v["pooling"] == "rank");
+    // Each text's logit on the reference's ids; f32 on every CPU level this machine runs.
+    auto text_logits = [&](const std::shared_ptr<const Model>& m) {
+      Context c(m, 2);
+      TokenBatch batch;
+      for (size_t i = 0; i < v["ids"].size(); i++) batch.add(static_cast<int32_t>(i), v["ids"][i].get<std::vector<int32_t>>());
+      Request raw;
+      raw.pooling = Pooling::Rank;
+      raw.normalize = -1;
+      auto out = c.run(batch, raw);
+      REQUIRE(out.ok());
+      REQUIRE(out.value().pooled_dim() == 1);
+      double worst = 0;
+      for (size_t i = 0; i < v["ids"].size(); i++) {
+        const double want = v["vectors"][i][0];
+        worst = std::max(worst, std::abs(out.value().pooled(static_cast<int32_t>(i))[0] - want) / std::max(1.0, std::abs(want)));
+      }
+      return worst;
+    };
+    if (type == OutType::F32)
+      for (CpuIsa isa : {CpuIsa::Scalar, CpuIsa::Avx2, CpuIsa::Avx512, CpuIsa::Amx}) {
+        if (!embed::test::cpuinfo_supports(isa)) continue;
+        ModelOptions mo{Device::Cpu, 2};
+        mo.cpu_isa = isa;
+        auto m = Model::load(o.out_path, mo);
+        REQUIRE(m.ok());
+        const double worst = text_logits(m.value());
+        std::printf("CONVERT-VECTORS %-52s max |diff| / max(1, |ref|) %.3g\n", (tag + " " + cpu_isa_name(isa) + " logits").c_str(), worst);
+        CHECK(worst <= b.eps);
+      }
+    auto model = Model::load(o.out_path, ModelOptions{Device::Cpu, 2});
+    REQUIRE(model.ok());
+    Context ctx(model.value(), 2);
+    const double worst_text = text_logits(model.value());
+    double worst_pair = 0;
+    for (size_t i = 0; i < ref["pairs"].size(); i++) {
+      auto scores = ctx.rerank(ref["pairs"][i][0], {ref["pairs"][i][1].get<std::string>()});
+      REQUIRE(scores.ok());
+      const double want = ref["pair_scores"][i];
+      worst_pair = std::max(worst_pair, std::abs(scores.value()[0] - want) / std::max(1.0, std::abs(want)));
+    }
+    std::printf("CONVERT-VECTORS %-52s max |diff| / max(1, |ref|) %.3g (texts), %.3g (pairs)\n", (tag + " logits").c_str(),
+                worst_text, worst_pair);
+    INFO(tag << ": worst text logit difference " << worst_text << ", pair score " << worst_pair << " (bound " << b.eps << ")");
+    CHECK(worst_text <= b.eps);
+    CHECK(worst_pair <= b.eps);
+  }
+}
+
+// Files the jina-bert-v2 forward does not run are refused at load by name: llama.cpp's
+// attn_norm_2 (jina-embeddings-v2-base-code's second attention norm) and a q LayerNorm without
+// its k partner.
+TEST_CASE("ALiBi families: jina-bert-v2 layouts the forward does not run are refused at load", "[convert][alibi]") {
+  ConvertOptions o;
+  o.model_dir = (fixtures_dir() / "jina-bert-v2-tiny").string();
+  o.type = OutType::F32;
+  const int64_t d = read_json(fixtures_dir() / "jina-bert-v2-tiny" / "config.json")["hidden_size"];
+  const std::vector<float> ones(static_cast<size_t>(d) * 2, 1.0f);
+  struct Edit {
+    const char* tensor;
+    std::vector<int64_t> ne;
+    ErrorKind kind;
+    const char* says;
+  };
+  for (const Edit& e : {Edit{"blk.1.attn_norm_2.weight", {d}, ErrorKind::Unsupported, "attn_norm_2"},
+                        Edit{"blk.0.attn_q_norm.weight", {d}, ErrorKind::Format, "q/k LayerNorm"}}) {
+    INFO(e.tensor);
+    gguf::Writer w = build_gguf(o);
+    size_t n = 1;
+    for (int64_t x : e.ne) n *= static_cast<size_t>(x);
+    w.add_tensor(e.tensor, gguf::TensorType::F32, e.ne, ones.data(), n * sizeof(float));
+    auto m = Model::load(gguf::File::from_bytes(w.to_bytes(), "edited.gguf"), ModelOptions{Device::Cpu, 1});
+    REQUIRE_FALSE(m.ok());
+    CHECK(m.error().kind == e.kind);
+    CHECK_THAT(m.error().message, Catch::Contains(e.says) && Catch::Contains("jina-bert-v2"));
+  }
+}
+
+// llama.cpp's older jina-bert-v2 files (before it fused the GEGLU pair) hold gated_layers as
+// ffn_gate (first half) and ffn_up (second half): the converted fixture rewritten that way, with
+// only the keys the architecture reads, gives the reference vectors on the reference's ids.
+TEST_CASE("ALiBi families: jina-bert-v2 with llama.cpp's split ffn_gate / ffn_up equals the reference", "[convert][alibi]") {
+  const char* const name = "jina-bert-v2-tiny";
+  ConvertOptions o;
+  o.model_dir = (fixtures_dir() / name).string();
+  o.type = OutType::F32;
+  const gguf::File fused = gguf::File::from_bytes(build_gguf(o).to_bytes(), name);
+  const std::string arch = "jina-bert-v2.";
+  gguf::Writer w;
+  w.set_string("general.architecture", "jina-bert-v2");
+  for (const char* key : {"block_count", "context_length", "embedding_length", "feed_forward_length", "attention.head_count"})
+    w.set<uint32_t>(arch + key, fused.get<uint32_t>(arch + key));
+  w.set<float>(arch + "attention.layer_norm_epsilon", fused.get<float>(arch + "attention.layer_norm_epsilon"));
+  const int64_t d_ff = fused.get<uint32_t>(arch + "feed_forward_length");
+  int split = 0;
+  for (const gguf::TensorInfo& t : fused.tensors()) {
+    const std::string n = t.name;
+    REQUIRE(t.type == gguf::TensorType::F32);
+    const std::vector<int64_t> ne(t.ne, t.ne + t.n_dims);
+    if (n.size() > 14 && n.compare(n.size() - 14, 14, ".ffn_up.weight") == 0) {
+      REQUIRE(ne == std::vector<int64_t>{t.ne[0], 2 * d_ff});
+      const size_t half = static_cast<size_t>(t.ne[0] * d_ff) * sizeof(float);
+      const std::string block = n.substr(0, n.size() - 14);
+      w.add_tensor(block + ".ffn_gate.weight", t.type, {t.ne[0], d_ff}, t.data, half);
+      w.add_tensor(n, t.type, {t.ne[0], d_ff}, t.data + half, half);
+      split++;
+    } else {
+      w.add_tensor(n, t.type, ne, t.data, t.nbytes);
+    }
+  }
+  CHECK(split == fused.get<int64_t>(arch + "block_count"));
+  auto model = Model::load(gguf::File::from_bytes(w.to_bytes(), "split.gguf"), ModelOptions{Device::Cpu, 2});
+  REQUIRE(model.ok());
+  const nlohmann::json ref = read_json(fixtures_dir() / "vectors" / (std::string(name) + ".json"));
+  check_stats(same_ids_stats(model.value(), ref["variants"][0], ref["normalized"]), bound_for(OutType::F32),
+              std::string(name) + " f32 split ffn_gate / ffn_up");
 }

@@ -211,6 +211,34 @@ class Download(HubTest):
             proc.terminate()
             proc.wait(timeout=60)
 
+    def test_max_memory_estimates_a_named_model_from_its_fetched_files(self):
+        # Under --max-memory a model's first load is estimated before it happens, so the bound holds
+        # during that load; a Hub name has no file to estimate from until it is fetched, so it is
+        # fetched into the cache first (once: the load then finds it there) and estimated from it.
+        proc = subprocess.Popen([os.environ.get("EMBED_BIN", str(pathlib.Path(__file__).resolve().parents[2] / "build/tools/embed")),
+                                 "serve", "--model", "a=test-org/tiny-gguf:Q8_0", "--max-memory", "4G", "-p", "0", "-t", "2"],
+                                env=self.env, stderr=subprocess.PIPE, text=True)
+        try:
+            port = None
+            for line in proc.stderr:
+                m = re.search(r"listening on http://127\.0\.0\.1:(\d+)", line)
+                if m:
+                    port = int(m.group(1))
+                    break
+            self.assertIsNotNone(port, "embed serve did not start")
+            self.assertEqual(self.hub.requests("lfs", "GET"), [], "a model loads on first use, not at start")
+            body = json.dumps({"input": ["A man is playing a guitar."], "model": "a"}).encode()
+            req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/embeddings", body, {"Content-Type": "application/json"})
+            served = json.load(urllib.request.urlopen(req, timeout=60))["data"][0]["embedding"]
+            line = run_embed([FIXTURES.gguf["Q8_0"], "-"], self.env, input="A man is playing a guitar.\n").stdout
+            self.assertEqual(served, json.loads(line)["embedding"])
+            self.assertEqual(len(self.hub.requests("lfs", "GET")), 1, "the estimate's fetch and the load share one download")
+        finally:
+            proc.terminate()
+            _, log = proc.communicate(timeout=60)
+        # The log names an expectation only for a non-zero estimate (MiB, rounded).
+        self.assertRegex(log, r"loaded model 'a' \(test-org/tiny-gguf:Q8_0\): \d+ MiB resident, expected about \d+ MiB \(estimated from its file\)")
+
 
 class Resume(HubTest):
     def q8(self):

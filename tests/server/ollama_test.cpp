@@ -93,6 +93,8 @@ TEST_CASE("ollama errors: Ollama's status codes and {\"error\"} body", "[server]
   auto c = s.client();
   CHECK(ollama_error(c, "/api/embed", R"({"input": "a"})", 400) == "model is required");
   CHECK(ollama_error(c, "/api/embeddings", R"({"model": "", "prompt": "a"})", 400) == "model is required");
+  // "name" is /api/show's older spelling only: Ollama's embed routes read "model" (a fuzzer found this one answered).
+  CHECK(ollama_error(c, "/api/embed", R"({"name": "model", "input": "a"})", 400) == "model is required");
   CHECK(ollama_error(c, "/api/embed", R"({"model": "nomic-embed-text", "input": "a"})", 404) ==
         "model 'nomic-embed-text' not found (this server serves 'model:latest')");
   CHECK(ollama_error(c, "/api/show", R"({"model": "model:v2"})", 404) == "model 'model:v2' not found (this server serves 'model:latest')");

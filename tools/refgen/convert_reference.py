@@ -38,7 +38,10 @@ CACHE = pathlib.Path(os.environ.get("EMBED_CACHE", pathlib.Path.home() / ".cache
 SDIST_VERSION = "0.3.36"
 TYPES = ("f32", "f16", "bf16", "q8_0")
 CASES = ("minilm", "bert-cls-tiny", "bert-dense-tiny", "qwen2-tiny", "qwen3-embedding-tiny", "qwen3-reranker-tiny",
-         "llama-tiny", "embeddinggemma-tiny", "gemma3-tiny", "xlmr-tiny", "xlmr-cls-tiny", "bge-m3-tiny", "qwen2-bidir-tiny")
+         "llama-tiny", "embeddinggemma-tiny", "gemma3-tiny", "xlmr-tiny", "xlmr-cls-tiny", "bge-m3-tiny", "qwen2-bidir-tiny",
+         "jina-bert-v2-tiny")
+# Not here: jina-bert-v2-cls-tiny. llama.cpp's converter does not register
+# JinaBertForSequenceClassification (only JinaBertModel / JinaBertForMaskedLM).
 # Not here: splade-tiny. llama.cpp's converter refuses a SparseEncoder folder ("Only MEAN, CLS, and
 # LAST pooling types supported", for its SpladePooling module).
 MODEL_GENERAL_KEYS = ("general.architecture", "general.type", "general.file_type", "general.quantization_version",

@@ -55,6 +55,11 @@ MULTILINGUAL = ["Die Katze sitzt auf der Matte.", "日本語のテキストで�
                 "emoji 👍🏽 and 👨\u200d👩\u200d👧", "e\u0301te\u0301 cafe\u0301", "ＡＢＣ１２３ full width",
                 "non\u00a0breaking\u00a0space", "tab\there\x07bell"]
 M3_WEIGHTS = [0.4, 0.2, 0.4]
+# Long-context folders that also get one text of exactly LONG_TOKENS tokens in one pass
+# (tests/convert/fixtures/long/<case>.json; nomic-bert's is made by make_nomic_bert.py): the texts'
+# ids run together between one [CLS] and one [SEP], the reference computed in float64.
+LONG_CASES = ("modern-bert-tiny",)
+LONG_TOKENS = 8192
 # Cases whose vectors are checked to differ between texts (check_distinct).
 DISTINCT_CHECKED = ("xlmr-tiny", "bge-m3-tiny", "qwen2-bidir-tiny")  # compute_score's weights_for_different_modes (dense, sparse, colbert)
 
@@ -353,6 +358,27 @@ def yes_no_reranker_case(folder, sample):
                           "vectors": [rounded(p) for p in probs]}]}
 
 
+def long_case(name, case):
+    """One LONG_TOKENS-token input through sentence-transformers' whole pipeline, in float64."""
+    import torch
+    from sentence_transformers import SentenceTransformer
+    plain = case["variants"][0]["ids"]
+    cls, sep = plain[0][0], plain[0][-1]
+    body = []
+    while len(body) < LONG_TOKENS - 2:
+        for seq in plain:
+            body.extend(seq[1:-1])
+    ids = [cls] + body[:LONG_TOKENS - 2] + [sep]
+    st = SentenceTransformer(str(FIXTURES / name), device="cpu", model_kwargs={"dtype": torch.float64})
+    st = st.double()
+    with torch.no_grad():
+        features = {"input_ids": torch.tensor([ids]), "attention_mask": torch.ones(1, len(ids), dtype=torch.long)}
+        vector = st(features)["sentence_embedding"][0].numpy()
+    return {"case": name, "reference": "sentence-transformers (float64)", "source": common.source_line("convert_vectors.py"),
+            "normalized": case["normalized"], "variants": [{"label": f"{LONG_TOKENS} tokens", "pooling": None, "prompt_name": None,
+                                                           "prompt": "", "ids": [ids], "vectors": [rounded(vector)]}]}
+
+
 def main():
     common.deterministic_torch()
     names = sys.argv[1:] or list(CASES)
@@ -372,6 +398,10 @@ def main():
         path = OUT / f"{name}.json"
         path.write_text(json.dumps(case, indent=None, ensure_ascii=False) + "\n")
         print(f"{path.relative_to(ROOT)}: {len(case['variants'])} variants, {path.stat().st_size} bytes")
+        if name in LONG_CASES:
+            path = FIXTURES / "long" / f"{name}.json"
+            path.write_text(json.dumps(long_case(name, case), indent=None) + "\n")
+            print(f"{path.relative_to(ROOT)}: one text of {LONG_TOKENS} tokens, {path.stat().st_size} bytes")
 
 
 if __name__ == "__main__":

@@ -12,7 +12,8 @@ mean pooling before the head (classifier_pooling "mean") and a dense bias.
 modern-bert-tiny: ModernBertModel (transformers' class), 4 layers so that the dense-first pattern
 (every 3rd layer global) has both kinds twice, a local window of 16 (|i - j| <= 8, far below the
 120-token texts so that the window shows), two rotary bases, mean pooling + Normalize and a query
-prompt, as modernbert-embed is saved. Its vocabulary is byte-level BPE as ModernBERT's (the cut
+prompt, as modernbert-embed is saved; 8192 positions, as ModernBERT's, for the one-pass long
+input (convert_vectors.py's LONG_CASES). Its vocabulary is byte-level BPE as ModernBERT's (the cut
 Qwen vocabulary of convert_make_fixtures.py behind GPT-2's pre-tokenizer regex) with ModernBERT's
 [CLS] A [SEP] template.
 """
@@ -51,7 +52,7 @@ def build_modern_bert_tiny():
     ids = tok.convert_tokens_to_ids
     cfg = ModernBertConfig(
         vocab_size=len(tok), hidden_size=64, intermediate_size=96, num_hidden_layers=4, num_attention_heads=4,
-        max_position_embeddings=256, local_attention=16, global_attn_every_n_layers=3, global_rope_theta=160000.0,
+        max_position_embeddings=8192, local_attention=16, global_attn_every_n_layers=3, global_rope_theta=160000.0,
         local_rope_theta=10000.0, norm_eps=1e-5, pad_token_id=ids("[PAD]"), bos_token_id=ids("[CLS]"),
         cls_token_id=ids("[CLS]"), eos_token_id=ids("[SEP]"), sep_token_id=ids("[SEP]"))
     model = ModernBertModel(cfg).eval()

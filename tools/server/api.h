@@ -79,8 +79,9 @@ class Api : public Handler {
   void ollama_embed(const std::shared_ptr<Call>& c, bool legacy);
   void ollama_show(const std::shared_ptr<Call>& c);
   void ollama_version(const std::shared_ptr<Call>& c);
-  // The body's "model" (or "name") when it names the served model; else 400 / 404 as Ollama.
-  const std::string& ollama_model(const nlohmann::json& body) const;
+  // The body's "model" (or, where name_accepted (/api/show), "name") when it names the served
+  // model; else 400 / 404 as Ollama.
+  const std::string& ollama_model(const nlohmann::json& body, bool name_accepted) const;
   std::shared_ptr<const OllamaFacts> ollama_facts() const;  // read from the GGUF on first use
   // GET /info: TEI's fields, and what a request that does not say gets (defaults_).
   std::string info() const;

@@ -208,9 +208,9 @@ std::string ollama_name_key(const std::string& name) {
   return n;
 }
 
-const std::string& Api::ollama_model(const json& body) const {
+const std::string& Api::ollama_model(const json& body, bool name_accepted) const {
   const json* m = field(body, "model");
-  if (!m) m = field(body, "name");  // /api/show's older spelling
+  if (!m && name_accepted) m = field(body, "name");  // /api/show's older spelling; Ollama's embed routes read "model" only
   if (!m || !m->is_string() || m->get<std::string>().empty()) throw ApiError{400, "Validation", "model is required", "model", -1};
   const std::string& name = m->get_ref<const std::string&>();
   if (ollama_name_key(name) != ollama_name_key(config_.model_name))
@@ -226,7 +226,7 @@ std::shared_ptr<const OllamaFacts> Api::ollama_facts() const {
 void Api::ollama_embed(const std::shared_ptr<Call>& c, bool legacy) {
   const Clock::time_point start = Clock::now();
   const json& b = c->body;
-  const std::string name = ollama_model(b);
+  const std::string name = ollama_model(b, false);
   const ModelDescription& d = model_->describe();
   if (d.default_pooling == Pooling::Rank) bad("\"" + name + "\" does not support embeddings (it is a reranker: use /rerank or /v1/rerank)");
   check_keep_alive(b);
@@ -313,7 +313,7 @@ json Api::ollama_entry(bool running) const {
 }
 
 void Api::ollama_show(const std::shared_ptr<Call>& c) {
-  ollama_model(c->body);
+  ollama_model(c->body, true);
   const bool verbose = bool_field(c->body, "verbose").value_or(false);
   const std::shared_ptr<const OllamaFacts> f = ollama_facts();
   const ModelDescription& d = model_->describe();
