@@ -39,6 +39,8 @@ struct ArchParams {
   float yarn_ext_factor = 0, yarn_attn_factor = 0, yarn_beta_fast = 0, yarn_beta_slow = 0;
   bool causal = false;
   std::string rope_scaling;  // "none", "linear", "yarn"
+  std::string hidden_act;    // the MLP activation by its HF name, for families whose config.json chooses it
+  float norm_rms_eps = 0;    // RMSNorm eps of the blocks, for families whose embeddings keep a LayerNorm (norm_eps)
   int64_t q_rows() const { return n_heads * d_head; }
   int64_t kv_rows() const { return n_kv_heads * d_head; }
 };

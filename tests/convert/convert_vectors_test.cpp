@@ -221,8 +221,9 @@ std::string check_case(const nlohmann::json& ref, OutType type, const fs::path& 
 }
 
 // The rotary families (their own forward and rope): their cases, whose references are this
-// project's own (tools/refgen/nomic_bert_ref.py).
-const char* const kRotaryCases[] = {"nomic-bert-tiny"};
+// project's own (tools/refgen/nomic_bert_ref.py, gte_new_ref.py; gte-new-rms-tiny: GTE with
+// RMSNorm blocks and a SiLU gate).
+const char* const kRotaryCases[] = {"nomic-bert-tiny", "gte-new-tiny", "gte-new-rms-tiny"};
 
 fs::path convert_f32(const std::string& name, const ScratchDir& dir) {
   ConvertOptions o;
@@ -330,10 +331,14 @@ TEST_CASE("encoder families: the GGUF's vocabulary gives HF's token ids, prompts
   for (const char* name : kEncoderFamilyCases) check_token_ids(name);
 }
 
+TEST_CASE("rotary families: the GGUF's vocabulary gives HF's token ids, prompts included", "[convert][vectors][rotary]") {
+  for (const char* name : kRotaryCases) check_token_ids(name);
+}
+
 // An 8192-token text (tests/convert/fixtures/long/<case>.json: nomic-bert's from
-// tools/refgen/make_nomic_bert.py, ModernBERT's from convert_vectors.py's LONG_CASES) in one pass:
-// the pooled vector equals the PyTorch reference's (float64).
-const char* const kLongCases[] = {"nomic-bert-tiny", "modern-bert-tiny"};
+// tools/refgen/make_nomic_bert.py, GTE's from make_gte_new.py, ModernBERT's from convert_vectors.py's
+// LONG_CASES) in one pass: the pooled vector equals the PyTorch reference's (float64).
+const char* const kLongCases[] = {"nomic-bert-tiny", "gte-new-tiny", "modern-bert-tiny"};
 
 TEST_CASE("rotary families: an 8192-token input in one pass equals the reference", "[convert][vectors][rotary][long]") {
   for (const char* name : kLongCases) check_long_input(name);
