@@ -27,26 +27,35 @@ ROOT = HERE.parents[1]
 FIXTURES = ROOT / "tests" / "convert" / "fixtures"
 MIN_COSINE = 0.99999
 
-# fixture case: (modeling file under remote_code/, its config class, its model class)
-REMOTE_CODE = {
-    "nomic-bert-tiny": ("nomic_bert.py", "NomicBertConfig", "NomicBertModel"),
-    "jina-bert-v2-tiny": ("jina_bert_v2.py", "JinaBertConfig", "JinaBertModel"),
-    "gte-new-tiny": ("gte_new.py", "NewConfig", "NewModel"),
-    "gte-new-rms-tiny": ("gte_new.py", "NewConfig", "NewModel"),
+# family: (modeling file under remote_code/, its config class, its model class)
+MODELING = {
+    "nomic-bert": ("nomic_bert.py", "NomicBertConfig", "NomicBertModel"),
+    "jina-bert-v2": ("jina_bert_v2.py", "JinaBertConfig", "JinaBertModel"),
+    "gte-new": ("gte_new.py", "NewConfig", "NewModel"),
 }
+# fixture case: its family
+REMOTE_CODE = {"nomic-bert-tiny": "nomic-bert", "jina-bert-v2-tiny": "jina-bert-v2", "gte-new-tiny": "gte-new",
+               "gte-new-rms-tiny": "gte-new"}
+
+
+def add_remote_code(folder, family):
+    """Puts the family's modeling file into the HF folder beside config.json and points config.json's
+    auto_map (AutoConfig, AutoModel) at it, as the Hub repositories do (tools/bench/families.py's
+    build step uses it too)."""
+    module, config_class, model_class = MODELING[family]
+    folder = pathlib.Path(folder)
+    shutil.copy(HERE / "remote_code" / module, folder / module)
+    cfg = json.loads((folder / "config.json").read_text())
+    stem = module[:-3]
+    cfg["auto_map"] = {"AutoConfig": f"{stem}.{config_class}", "AutoModel": f"{stem}.{model_class}"}
+    (folder / "config.json").write_text(json.dumps(cfg, indent=2) + "\n")
+    return module
 
 
 def with_remote_code(folder, out, case):
-    """Copies the HF / sentence-transformers folder to `out`, adds the case's modeling file and
-    points config.json's auto_map at it (AutoConfig, AutoModel)."""
-    module, config_class, model_class = REMOTE_CODE[case]
+    """A copy of the committed fixture folder at `out`, with the case's modeling file added."""
     shutil.copytree(folder, out)
-    shutil.copy(HERE / "remote_code" / module, out / module)
-    cfg = json.loads((out / "config.json").read_text())
-    stem = module[:-3]
-    cfg["auto_map"] = {"AutoConfig": f"{stem}.{config_class}", "AutoModel": f"{stem}.{model_class}"}
-    (out / "config.json").write_text(json.dumps(cfg, indent=2) + "\n")
-    return out
+    return add_remote_code(out, REMOTE_CODE[case])
 
 
 def check(case, tmp):
@@ -55,7 +64,8 @@ def check(case, tmp):
     from sentence_transformers import SentenceTransformer
     from transformers import AutoModel
 
-    folder = with_remote_code(FIXTURES / case, tmp / case, case)
+    folder = tmp / case
+    module = with_remote_code(FIXTURES / case, folder, case)
     failures = []
     model, info = AutoModel.from_pretrained(str(folder), trust_remote_code=True, output_loading_info=True)
     for kind in ("missing_keys", "unexpected_keys", "mismatched_keys"):
@@ -79,7 +89,7 @@ def check(case, tmp):
         if cos.min() < MIN_COSINE:
             failures.append(f"{v['label']}: min cosine {cos.min():.9f} < {MIN_COSINE} (text {int(cos.argmin())})")
     n = sum(len(v["ids"]) for v in ref["variants"])
-    print(f"{case}: {n} vectors through sentence-transformers + remote_code/{REMOTE_CODE[case][0]}, "
+    print(f"{case}: {n} vectors through sentence-transformers + remote_code/{module}, "
           f"min cosine {worst:.9f} to {ref['reference']} ({'ok' if not failures else 'FAILED'})")
     for f in failures:
         print(f"  {f}")

@@ -6,18 +6,25 @@
          For each family, an HF / sentence-transformers folder with the shape of the model users
          run (table SHAPES) and seeded random weights, made from the tiny fixture folder of the
          converter tests (its tokenizer and its sentence-transformers modules: pooling, Dense,
-         Normalize) with `transformers`' own class, under ~/.cache/embed/bench-families/<family>/,
-         and its f32 GGUF made by `embed convert`. Never committed.
+         Normalize) with `transformers`' own class (the Hub-remote-code families: below), under
+         ~/.cache/embed/bench-families/<family>/, and its f32 GGUF made by `embed convert`. Never
+         committed.
   run    (the same venv, for sentence-transformers)
          $(tools/refgen/setup_venv.sh) tools/bench/families.py run [--docs 24] [--reps 3] [FAMILY ...]
          Documents of STS-B dev sentences cut to 256 tokens (compare.py's `documents`), 2 threads;
          per repetition, interleaved, one process per engine: `embed bench` (default compute and
          --compute-type bf16) and tools/bench/peer_run.py's sentence-transformers engine in f32 and
-         bf16. Prints a Markdown table: median tokens/s, ratios and embed's GFLOP/s (matmul and
+         bf16 (with --trust-remote-code for the Hub-remote-code families). Prints a Markdown table: median tokens/s, ratios and embed's GFLOP/s (matmul and
          attention FLOPs per token, SHAPES' formulas) for docs/benchmarks.md.
 
-Families whose modeling code is Hub remote code (nomic-bert, jina-bert-v2, NewModel) have no
-sentence-transformers peer here: the hub is not reachable and `transformers` does not hold them.
+Families whose modeling code is Hub remote code (nomic-bert, jina-bert-v2, gte-new: NewModel) are
+not in `transformers` and the hub is not reachable: their build step writes the folder with the
+refgen writers (tools/refgen/make_nomic_bert.py, make_jina_bert.py, make_gte_new.py: their
+config.json fields at the real shape, seeded random weights, the tiny fixtures' tokenizer and
+sentence-transformers modules) and puts this project's modeling file (tools/bench/remote_code/,
+checked against the NumPy references by tools/bench/check_remote_code.py) beside config.json,
+named by its auto_map as the Hub repositories do; the sentence-transformers peer loads it with
+trust_remote_code=True (peer_run.py --trust-remote-code), as users run these models.
 """
 import argparse
 import json
@@ -46,9 +53,22 @@ SHAPES = {
     "modern-bert": ("modern-bert-tiny", {"hidden_size": 768, "num_hidden_layers": 22, "num_attention_heads": 12,
                                          "intermediate_size": 1152, "vocab_size": 50368, "local_attention": 128,
                                          "max_position_embeddings": 8192}, "ModernBERT-base / gte-modernbert-base"),
+    # Hub-remote-code families: fields over the refgen config() of tools/refgen/<REMOTE[family][0]>.py
+    "nomic-bert": ("nomic-bert-tiny", {"n_embd": 768, "n_layer": 12, "n_head": 12, "n_inner": 3072, "vocab_size": 30528,
+                                       "rotary_emb_base": 1000.0}, "nomic-embed-text-v1.5"),
+    "jina-bert-v2": ("jina-bert-v2-tiny", {"hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12,
+                                           "intermediate_size": 3072, "vocab_size": 30528, "architectures": ["JinaBertModel"]},
+                     "jina-embeddings-v2-base-en"),
+    "gte-new": ("gte-new-tiny", {"hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12, "intermediate_size": 3072,
+                                 "vocab_size": 30528, "rope_theta": 500000.0, "rope_scaling": {"type": "ntk", "factor": 2.0},
+                                 "type_vocab_size": 0}, "gte-base-en-v1.5"),
     "xlmr-large": ("xlmr-tiny", {"hidden_size": 1024, "num_hidden_layers": 24, "num_attention_heads": 16, "intermediate_size": 4096,
                                  "vocab_size": 250002, "max_position_embeddings": 8194}, "bge-m3 / multilingual-e5-large body"),
 }
+
+# family: (refgen reference module, refgen maker module, weight seed) of the Hub-remote-code families
+REMOTE = {"nomic-bert": ("nomic_bert_ref", "make_nomic_bert", 9), "jina-bert-v2": ("jina_bert_ref", "make_jina_bert", 10),
+          "gte-new": ("gte_new_ref", "make_gte_new", 25)}
 
 
 def flops_per_token(cfg, family, tokens=TOKENS):
@@ -59,7 +79,12 @@ def flops_per_token(cfg, family, tokens=TOKENS):
         gated = cfg.get("feed_forward_proj", "relu").startswith("gated")
         per_layer = 2 * (4 * d * inner + (3 if gated else 2) * d * ff)
         return layers * (per_layer + 4 * tokens * inner)
+    if family == "nomic-bert":  # n_embd / n_layer / n_inner; SwiGLU: fc11, fc12 (d -> ff), fc2 (ff -> d)
+        d, layers, ff = cfg["n_embd"], cfg["n_layer"], cfg["n_inner"]
+        return layers * (2 * (4 * d * d + 3 * d * ff) + 4 * tokens * d)
     d, layers, ff = cfg["hidden_size"], cfg["num_hidden_layers"], cfg["intermediate_size"]
+    if family in ("jina-bert-v2", "gte-new"):  # gated MLPs: a 2 * ff wide up/gate projection, ff -> d down
+        return layers * (2 * (4 * d * d + 3 * d * ff) + 4 * tokens * d)
     if family == "modern-bert":
         per_layer = 2 * (4 * d * d + 3 * d * ff)  # Wi is 2 * ff wide (GeGLU), Wo ff -> d
         every = cfg["global_attn_every_n_layers"]
@@ -68,7 +93,42 @@ def flops_per_token(cfg, family, tokens=TOKENS):
     return layers * (2 * (4 * d * d + 2 * d * ff) + 4 * tokens * d)
 
 
+def build_remote(family):
+    """The folder of a Hub-remote-code family from the refgen writers, with its modeling file."""
+    import importlib
+    sys.path.insert(0, str(ROOT / "tools" / "refgen"))
+    import check_remote_code
+    ref_name, maker_name, seed = REMOTE[family]
+    ref, maker = importlib.import_module(ref_name), importlib.import_module(maker_name)
+    _, fields, model_name = SHAPES[family]
+    cfg = ref.config(fields["vocab_size"])
+    cfg.update(fields)
+    out = CACHE / family
+    shutil.rmtree(out, ignore_errors=True)
+    hf = out / "hf"
+    weights = maker.random_weights(cfg, seed)
+    # The writers' N(0, 0.08) matrices suit the tiny fixtures' 64-96 wide layers; at 768 wide and 12
+    # layers they make a chaotic network (f32 rounding alone moved vectors to cosine 0.4 of the
+    # float64 reference). Scaled to N(0, 0.02), transformers' initializer_range, as the other
+    # families' folders are initialized, embed's and sentence-transformers' vectors can be compared.
+    # Speed does not depend on the values.
+    for name, w in weights.items():
+        if w.ndim == 2 and not name.startswith("embeddings."):
+            w *= 0.25
+    maker.write_folder(hf, cfg, weights)  # config.json, model.safetensors, tokenizer, pooling / Normalize, prompts
+    module = check_remote_code.add_remote_code(hf, family)
+    gguf = out / "model-f32.gguf"
+    subprocess.run([EMBED, "convert", str(hf), str(gguf), "--type", "f32"], check=True)
+    meta = {"family": family, "model": model_name, "flops_per_token": flops_per_token(cfg, family),
+            "params": sum(int(w.size) for w in weights.values()), "trust_remote_code": True}
+    (out / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
+    print(f"{family}: {out} ({meta['params'] / 1e6:.0f}M parameters, {meta['flops_per_token'] / 1e6:.0f} MFLOP per token, "
+          f"modeling file {module})")
+
+
 def build(family):
+    if family in REMOTE:
+        return build_remote(family)
     import torch
     from sentence_transformers import SentenceTransformer, models
     from transformers import AutoConfig, AutoModel, AutoTokenizer
@@ -136,6 +196,8 @@ def run(families, docs, reps, threads):
             "st-bf16": None,
         }
         engines["embed-bf16"] = engines["embed"] + ["--compute-type", "bf16"]
+        if meta.get("trust_remote_code"):  # the folder's own modeling file, as users load these models
+            engines["st-f32"].append("--trust-remote-code")
         engines["st-bf16"] = engines["st-f32"][:7] + ["bf16"] + engines["st-f32"][8:]
         rates = {k: [] for k in engines}
         for rep in range(reps):
@@ -165,7 +227,7 @@ def main():
     ap.add_argument("--docs", type=int, default=24)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--threads", type=int, default=2)
-    a = ap.parse_args()
+    a = ap.parse_intermixed_args()  # options before or after the families, as the usage above shows
     for f in a.families:
         if f not in SHAPES:
             raise SystemExit(f"unknown family {f}: one of {', '.join(SHAPES)}")

@@ -13,7 +13,9 @@ Engines (docs/benchmarks.md has the table of how each is built and configured):
   st     sentence-transformers on PyTorch CPU (torch.set_num_threads), the HF folder, encode()
          with its default batch_size 32 and the model's own Normalize module; max_seq_length =
          --max-tokens. --dtype bf16: model.to(torch.bfloat16), so PyTorch runs oneDNN's bf16
-         kernels (AMX where the CPU has it).
+         kernels (AMX where the CPU has it). --trust-remote-code: the folder's own modeling file
+         (config.json auto_map), as users load nomic-bert, jina-bert-v2 and GTE NewModel; off by
+         default.
   onnx   ONNX Runtime's CPU provider on an export of the same HF model (tools/bench/onnx_export.py;
          --onnx-model picks the fp32 or the dynamically quantized int8 file), as FastEmbed and
          Infinity run it: the HF fast tokenizer (tokenizer.json), texts sorted by length and
@@ -148,7 +150,7 @@ class SentenceTransformersEngine:
         torch.set_num_threads(args.threads)
         import sentence_transformers
         t0 = time.perf_counter()
-        self.model = sentence_transformers.SentenceTransformer(args.hf_folder, device="cpu")
+        self.model = sentence_transformers.SentenceTransformer(args.hf_folder, device="cpu", trust_remote_code=args.trust_remote_code)
         if args.dtype == "bf16":
             self.model.to(torch.bfloat16)
         self.model.max_seq_length = args.max_tokens
@@ -260,6 +262,8 @@ def main():
     ap.add_argument("--model", help="GGUF file (llama)")
     ap.add_argument("--hf-folder", help="the HF model folder (st; onnx: its tokenizer.json)")
     ap.add_argument("--dtype", default="f32", choices=("f32", "bf16"), help="st: the model's dtype")
+    ap.add_argument("--trust-remote-code", action="store_true",
+                    help="st: run the modeling file the folder's config.json names in auto_map (off by default)")
     ap.add_argument("--onnx-model", help="onnx: the .onnx file")
     ap.add_argument("--batch-size", type=int, default=32, help="onnx: texts per session.run (sorted by length)")
     ap.add_argument("--vectors", help="write the texts' vectors (first timed pass, input order) to this JSONL file")
