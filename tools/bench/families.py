@@ -48,7 +48,8 @@ TOKENS = 256
 SHAPES = {
     "mpnet": ("mpnet-tiny", {"hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12, "intermediate_size": 3072,
                              "vocab_size": 30527, "max_position_embeddings": 514}, "all-mpnet-base-v2"),
-    "t5-gtr": ("t5-gtr-tiny", {"d_model": 768, "d_kv": 64, "num_heads": 12, "d_ff": 3072, "num_layers": 12, "vocab_size": 32128},
+    "t5-gtr": ("t5-gtr-tiny", {"d_model": 768, "d_kv": 64, "num_heads": 12, "d_ff": 3072, "num_layers": 12, "vocab_size": 32128,
+                             "n_positions": 512},
                "gtr-t5-base (encoder)"),
     "modern-bert": ("modern-bert-tiny", {"hidden_size": 768, "num_hidden_layers": 22, "num_attention_heads": 12,
                                          "intermediate_size": 1152, "vocab_size": 50368, "local_attention": 128,

@@ -149,6 +149,10 @@ std::optional<Value> from_config(const json& c, const arch::HParamSpec& row) {
     if (!f) fail(ErrorKind::Format, "config.json: rope type 'ntk' without 'factor'");
     return src == "@rope_ntk.type" ? Value(std::string("ntk")) : from_json(*f, row, "rope_scaling factor");
   }
+  if (src == "@rope.type_or_none") {  // ModernBERT: llama.cpp's converter writes "none" for the default
+    const std::string type = rope_type(c);
+    return Value(type == "default" ? std::string("none") : type);
+  }
   if (src.rfind("@rope.", 0) == 0) {
     const std::string type = rope_type(c), field = src.substr(6);
     if (field == "type") return type == "default" ? std::nullopt : std::optional<Value>(type);
