@@ -13,12 +13,16 @@ heads beside its dense vector, and SPLADE's MLM head, at the models' real shapes
            splade  BertForMaskedLM of BERT-base's shape (768 wide, 12 layers, 3072 ffn, 30522 vocab,
                    decoder tied to the word embeddings) with tests/convert/fixtures/splade-tiny's
                    tokenizer and SparseEncoder modules.
-  run    python3 tools/bench/readouts.py run [--docs 8] [--reps 3] [--threads 2] [--before BIN] [--after BIN]
+  run    python3 tools/bench/readouts.py run [--docs 8] [--reps 3] [--passes 1] [--threads 2] [--before BIN] [--after BIN] [--cases ...]
          Documents of STS-B dev sentences cut to 256 tokens (compare.py's `documents`). Per
          repetition, interleaved, one `embed bench` process per (binary, model, read-outs): BGE-M3
-         dense only and dense,sparse,colbert in one pass; SPLADE's sparse. Prints a Markdown table
-         of median wall and CPU seconds per pass over the documents and, for BGE-M3, the median of
-         the paired ratios (all three read-outs / dense only, within each repetition and binary).
+         dense only and dense,sparse,colbert in one pass; SPLADE's body alone (mean pooling) and
+         its sparse read-out. Each process times
+         --passes passes over the documents (after a warm-up call on one document) and reports
+         their median wall and CPU seconds (`embed bench --json`: batch.median_s, cpu_median_s).
+         Prints a Markdown table of the medians over the repetitions and the medians of the paired
+         ratios (within each repetition and binary) of BGE-M3's three read-outs to its dense-only
+         pass and of SPLADE's sparse pass to its body alone.
 """
 import argparse
 import json
@@ -112,29 +116,31 @@ def last_json(text):
     raise RuntimeError("no JSON line in:\n" + text[-2000:])
 
 
-CASES = [  # (name, model, --output)
-    ("bge-m3 dense", "bge-m3", "dense"),
-    ("bge-m3 dense+sparse+colbert", "bge-m3", "dense,sparse,colbert"),
-    ("splade sparse", "splade", "sparse"),
+CASES = [  # (name, model, --output, more flags)
+    ("bge-m3 dense", "bge-m3", "dense", []),
+    ("bge-m3 dense+sparse+colbert", "bge-m3", "dense,sparse,colbert", []),
+    ("splade body only (mean pooling)", "splade", "dense", ["--pooling", "mean"]),  # what the MLM head adds to
+    ("splade sparse", "splade", "sparse", []),
 ]
+BASELINE = {"bge-m3 dense+sparse+colbert": "bge-m3 dense", "splade sparse": "splade body only (mean pooling)"}  # ratio columns
 
 
-def run(docs, reps, threads, binaries, cases):
+def run(docs, reps, passes, threads, binaries, cases):
     import compare  # documents() and stsb_sentences(): the texts every benchmark of docs/benchmarks.md uses
     texts = compare.documents(compare.stsb_sentences(), docs, TOKENS, start=11)
     tmp = pathlib.Path(tempfile.mkdtemp(prefix="embed-readouts-"))
     path = tmp / "docs.txt"
     path.write_text("\n".join(texts) + "\n", encoding="utf-8")
-    wall = {(b, c): [] for b in binaries for c, _, _ in CASES}
-    cpu = {(b, c): [] for b in binaries for c, _, _ in CASES}
+    wall = {(b, c): [] for b in binaries for c, _, _, _ in CASES}
+    cpu = {(b, c): [] for b in binaries for c, _, _, _ in CASES}
     tokens = {}
     for rep in range(reps):
         for b, exe in binaries.items():
-            for name, model, outputs in CASES:
+            for name, model, outputs, flags in CASES:
                 if name not in cases:
                     continue
-                argv = [exe, "bench", str(CACHE / model / "model-f32.gguf"), str(path), "--repeat", "1", "--warmup", "1", "--latency", "0",
-                        "--json", "-t", str(threads), "--max-tokens", str(TOKENS), "--truncate", "--output", outputs]
+                argv = [exe, "bench", str(CACHE / model / "model-f32.gguf"), str(path), "--repeat", str(passes), "--warmup", "1", "--latency", "0",
+                        "--json", "-t", str(threads), "--max-tokens", str(TOKENS), "--truncate", "--output", outputs] + flags
                 done = subprocess.run(argv, capture_output=True, text=True)
                 if done.returncode != 0:
                     raise SystemExit(f"{b} {name}: exit {done.returncode}\n{done.stderr[-3000:]}")
@@ -143,17 +149,17 @@ def run(docs, reps, threads, binaries, cases):
                 cpu[(b, name)].append(r["batch"]["cpu_median_s"])
                 tokens[name] = r["tokens"]
                 print(f"rep {rep} {b} {name}: {r['batch']['median_s']:.2f} s, {r['batch']['cpu_median_s']:.2f} CPU s", file=sys.stderr)
-    print(f"{docs} documents, {threads} threads, {reps} repetitions (medians; ratio: median of the paired ratios)\n")
-    print("| binary | case | tokens | wall s | CPU s | wall ÷ dense | CPU ÷ dense |")
+    print(f"{docs} documents, {threads} threads, {reps} repetitions of {passes} pass(es) (medians; ratio: median of the paired ratios)\n")
+    print("| binary | case | tokens | wall s | CPU s | wall ÷ baseline | CPU ÷ baseline |")
     print("|---|---|---:|---:|---:|---:|---:|")
     for b in binaries:
-        for name, _, _ in CASES:
+        for name, _, _, _ in CASES:
             if name not in cases:
                 continue
             w, c = wall[(b, name)], cpu[(b, name)]
             ratio = ("", "")
-            if name.startswith("bge-m3") and name != "bge-m3 dense" and "bge-m3 dense" in cases:
-                dw, dc = wall[(b, "bge-m3 dense")], cpu[(b, "bge-m3 dense")]
+            if BASELINE.get(name) in cases:
+                dw, dc = wall[(b, BASELINE[name])], cpu[(b, BASELINE[name])]
                 ratio = (f"{statistics.median(x / y for x, y in zip(w, dw)):.3f}", f"{statistics.median(x / y for x, y in zip(c, dc)):.3f}")
             print(f"| {b} | {name} | {tokens[name]} | {statistics.median(w):.2f} | {statistics.median(c):.2f} | {ratio[0]} | {ratio[1]} |")
     shutil.rmtree(tmp, ignore_errors=True)
@@ -164,17 +170,18 @@ def main():
     ap.add_argument("step", choices=("build", "run"))
     ap.add_argument("--docs", type=int, default=8)
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--passes", type=int, default=1, help="timed passes per process")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--before", help="an embed binary to compare (its row 'before')")
     ap.add_argument("--after", default=EMBED, help="the embed binary (default: build/tools/embed or $EMBED_BIN)")
-    ap.add_argument("--cases", default=",".join(c for c, _, _ in CASES), help="comma-separated case names")
+    ap.add_argument("--cases", default=",".join(c for c, _, _, _ in CASES), help="comma-separated case names")
     a = ap.parse_args()
     if a.step == "build":
         build_bge_m3()
         build_splade()
     else:
         binaries = {"before": a.before, "after": a.after} if a.before else {"after": a.after}
-        run(a.docs, a.reps, a.threads, binaries, a.cases.split(","))
+        run(a.docs, a.reps, a.passes, a.threads, binaries, a.cases.split(","))
 
 
 if __name__ == "__main__":
