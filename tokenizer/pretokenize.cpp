@@ -147,13 +147,14 @@ PreKind pre_kind_from_name(const std::string& pre) {
       pre == "pixtral" || pre == "midm-2.0" || pre == "lfm2")
     return PreKind::Llama3;
   if (pre == "gpt-2" || pre == "gpt2" || pre == "phi-2" || pre == "jina-es" || pre == "jina-de" || pre == "jina-v2-es" ||
-      pre == "jina-v2-de" || pre == "roberta-bpe" || pre == "jina-v1-en" || pre == "jina-v2-code")
+      pre == "jina-v2-de" || pre == "roberta-bpe" || pre == "jina-v1-en" || pre == "jina-v2-code" ||
+      pre == "modern-bert")  // llama.cpp's name for ModernBERT's byte-level BPE (GPT-2's regex)
     return PreKind::Gpt2;
   if (pre == "default") return PreKind::Default;
   fail(ErrorKind::Unsupported, "tokenizer.ggml.pre \"" + pre +
                                    "\" is not supported for byte-level BPE; supported: qwen2 (and deepseek-r1-qwen, kormo, "
                                    "megrez), llama3 / llama-bpe (and llama-v3, falcon3, falcon-h1, pixtral, midm-2.0, "
-                                   "lfm2), gpt-2 (and phi-2, roberta-bpe, jina-*), default");
+                                   "lfm2), gpt-2 (and phi-2, roberta-bpe, jina-*, modern-bert), default");
 }
 
 void pretokenize(PreKind kind, std::string_view text, std::vector<Range>& out) {

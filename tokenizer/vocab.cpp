@@ -121,6 +121,10 @@ Vocab Vocab::from_gguf(const gguf::File& f) {
   v.add_bos = f.get_or<bool>("tokenizer.ggml.add_bos_token", v.add_bos);
   v.add_eos = f.get_or<bool>("tokenizer.ggml.add_eos_token", v.add_eos);
   v.add_sep = f.get_or<bool>("tokenizer.ggml.add_sep_token", v.add_sep);
+  // A WordPiece text closes with [SEP]. gguf-py's SpecialVocab records that closing token as
+  // add_eos_token (add_sep_token false) when the HF tokenizer calls [SEP] its eos token, and
+  // llama.cpp appends [SEP] to a WordPiece text whatever add_sep_token says: either key asks for it.
+  if (v.model == "bert" && v.add_eos && v.eos >= 0 && v.eos == v.sep) v.add_sep = true;
   v.add_space_prefix = f.get_or<bool>("tokenizer.ggml.add_space_prefix", v.add_space_prefix);
   v.remove_extra_whitespaces = f.get_or<bool>("tokenizer.ggml.remove_extra_whitespaces", v.remove_extra_whitespaces);
   // llama.cpp: strip_accents follows lowercase unless the file says otherwise.

@@ -85,6 +85,11 @@ void fill_model_info(ModelInfo& info, const ArchSpec& spec, const ArchParams& p,
   info.n_layers = p.n_layers;
   info.n_ctx_train = p.n_ctx;
   info.n_vocab = t.token_embd.rows;
+  if (spec.pooling_key_fallback >= 0 && !f.has(spec.name + "." + kPoolingTypeKey))
+    fail(ErrorKind::Unsupported,
+         f.path() + ": " + spec.name + "." + kPoolingTypeKey + " is missing: llama.cpp's converter writes none for " + spec.name +
+             " and leaves out sentence-transformers' Dense layers (GTR-T5 and sentence-t5 have one), so this file may not "
+             "give the model's vectors; convert the model's folder with `embed convert`, which keeps them");
   info.default_pooling = read_pooling(HParams(f, spec.name), fallback);
   info.cls = t.cls, info.cls_b = t.cls_b, info.cls_norm = t.cls_norm, info.cls_norm_b = t.cls_norm_b;
   info.cls_out = t.cls_output, info.cls_out_b = t.cls_output_b;

@@ -105,8 +105,12 @@ const ArchSpec& modern_bert_spec() {
     append(s.hparams, {
         {.key = "attention.layer_norm_epsilon", .field = &ArchParams::norm_eps, .required = false, .fallback = 1e-5,
          .hf = "norm_eps"},
-        {.key = "attention.causal", .field = &ArchParams::causal, .required = false, .fallback = 0, .hf = "@false",
-         .write = Write::Never},
+        {.key = "attention.causal", .field = &ArchParams::causal, .required = false, .fallback = 0, .hf = "@false"},
+        // Written as llama.cpp's converter writes them; the forward reads neither (hidden_activation
+        // must be gelu: hf_checks and the constructor).
+        {.key = "vocab_size", .field = &ArchParams::vocab_size, .lo = 1, .hi = kMaxVocab, .required = false, .hf = "vocab_size"},
+        {.key = "hidden_activation", .field = &ArchParams::hidden_act, .required = false, .hf = "hidden_activation",
+         .write = Write::IfInConfig},
         // Global layers' base: rope_parameters.full_attention.rope_theta (transformers 5), or
         // global_rope_theta (the configs on the Hub); local layers': the sliding_attention entry,
         // or local_rope_theta. ModernBertConfig's defaults when neither is there.
@@ -114,8 +118,8 @@ const ArchSpec& modern_bert_spec() {
         {.key = "rope.freq_base_swa", .field = &ArchParams::rope_base_swa, .required = false, .fallback = 10000.0,
          .hf = "@rope_theta_swa"},
         {.key = "rope.dimension_count", .field = &ArchParams::n_rot, .lo = 2, .hi = 4096, .required = false, .write = Write::Never},
-        {.key = "rope.scaling.type", .field = &ArchParams::rope_scaling, .required = false, .hf = "@rope.type",
-         .write = Write::IfInConfig},
+        // "none" unless config.json asks for scaling (llama.cpp's converter writes "none" always).
+        {.key = "rope.scaling.type", .field = &ArchParams::rope_scaling, .required = false, .hf = "@rope.type_or_none"},
         {.key = "rope.scaling.factor", .field = &ArchParams::rope_factor, .required = false, .fallback = 1.0, .hf = "@rope.factor",
          .write = Write::IfInConfig},
         // The whole local window (local_attention, 128 in ModernBERT): a query sees |i - j| <= half of it.

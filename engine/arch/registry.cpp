@@ -14,7 +14,8 @@
   X(mpnet_spec)                \
   X(t5encoder_spec)            \
   X(modern_bert_spec)          \
-  X(jina_bert_v2_spec)
+  X(jina_bert_v2_spec)          \
+  X(gte_new_spec)
 
 namespace embed {
 namespace arch {

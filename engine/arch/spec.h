@@ -39,6 +39,8 @@ struct ArchParams {
   float yarn_ext_factor = 0, yarn_attn_factor = 0, yarn_beta_fast = 0, yarn_beta_slow = 0;
   bool causal = false;
   std::string rope_scaling;  // "none", "linear", "yarn"
+  std::string hidden_act;    // the MLP activation by its HF name, for families whose config.json chooses it
+  float norm_rms_eps = 0;    // RMSNorm eps of the blocks, for families whose embeddings keep a LayerNorm (norm_eps)
   int64_t q_rows() const { return n_heads * d_head; }
   int64_t kv_rows() const { return n_kv_heads * d_head; }
 };
@@ -216,6 +218,12 @@ struct ArchSpec {
   std::vector<HfCheck> hf_checks;
   std::optional<TokenHead> token_head;
   bool llama_cpp_dense = false;          // llama.cpp applies dense_2 / dense_3 (no bias, identity) for it
+  // >= 0 (llama.cpp's pooling enum): the engine refuses a file of this architecture without
+  // {arch}.pooling_type, and the converter writes this value for a folder whose modules name no
+  // pooling. For t5encoder: llama.cpp's converter writes no pooling type there and drops
+  // sentence-transformers' Dense layers (GTR-T5 and sentence-t5 have one), so a file without the
+  // key may be missing part of the model.
+  int pooling_key_fallback = -1;
   std::unique_ptr<Architecture> (*create)(const gguf::File&, WeightLoader&) = nullptr;
 
   const HParamSpec* find_hparam(const std::string& key) const;

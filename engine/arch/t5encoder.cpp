@@ -107,6 +107,9 @@ const ArchSpec& t5encoder_spec() {
     };
     s.hf_skip = {"encoder.embed_tokens.weight"};  // tied to shared.weight
     s.hf_checks = {{"relative_attention_max_distance", "128"}};
+    // llama.cpp's T5 files carry no pooling type and no Dense layer: refused (spec.h). A folder
+    // without a sentence-transformers Pooling module gets mean, the pooling of sentence-t5 / GTR.
+    s.pooling_key_fallback = static_cast<int>(Pooling::Mean);
     s.create = [](const gguf::File& f, WeightLoader& w) -> std::unique_ptr<Architecture> { return std::make_unique<T5Encoder>(f, w); };
     return s;
   }();

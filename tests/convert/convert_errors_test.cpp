@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "base/error.h"
+#include "engine/api.h"
 #include "tools/convert/convert.h"
 #include "tools/convert/safetensors.h"
 #include "convert_test_util.h"
@@ -268,6 +269,77 @@ TEST_CASE("convert: nomic-bert settings the forward does not run are refused", "
   SECTION("a GELU MLP") {
     edit_config(dir, [](nlohmann::json& c) { c["activation_function"] = "gelu"; });
     CHECK_THAT(convert_error(dir).what(), Catch::Contains("activation_function = \"gelu\""));
+  }
+}
+
+TEST_CASE("convert: GTE NewModel settings the forward does not run are refused", "[convert]") {
+  ScratchDir scratch;
+  const fs::path dir = copy_fixture(scratch, "gte-new-tiny");
+  SECTION("mixed NTK rope scaling (mixed_b)") {
+    edit_config(dir, [](nlohmann::json& c) { c["rope_scaling"]["mixed_b"] = 0.5; });
+    const Error e = convert_error(dir);
+    CHECK(e.kind() == ErrorKind::Unsupported);
+    CHECK_THAT(e.what(), Catch::Contains("rope_scaling") && Catch::Contains("mixed_b"));
+  }
+  SECTION("another rope scaling type") {
+    edit_config(dir, [](nlohmann::json& c) { c["rope_scaling"] = {{"type", "linear"}, {"factor", 2.0}}; });
+    CHECK_THAT(convert_error(dir).what(), Catch::Contains("rope_scaling") && Catch::Contains("linear"));
+  }
+  SECTION("a norm type new-impl does not define") {
+    edit_config(dir, [](nlohmann::json& c) { c["layer_norm_type"] = "group_norm"; });
+    CHECK_THAT(convert_error(dir).what(), Catch::Contains("layer_norm_type \"group_norm\""));
+  }
+  SECTION("logn attention scaling") {
+    edit_config(dir, [](nlohmann::json& c) { c["logn_attention_scale"] = true; });
+    CHECK_THAT(convert_error(dir).what(), Catch::Contains("logn_attention_scale = true"));
+  }
+  SECTION("separate q / k / v projections") {
+    edit_config(dir, [](nlohmann::json& c) { c["pack_qkv"] = false; });
+    CHECK_THAT(convert_error(dir).what(), Catch::Contains("pack_qkv = false"));
+  }
+  SECTION("absolute positions") {
+    edit_config(dir, [](nlohmann::json& c) { c["position_embedding_type"] = "absolute"; });
+    CHECK_THAT(convert_error(dir).what(), Catch::Contains("position_embedding_type = \"absolute\""));
+  }
+}
+
+// The engine's side: a `new` file whose rope scaling it does not run (another type, or an NTK
+// factor below 1, where new-impl switches rule by length) fails at load by key; so do an MLP
+// activation it does not know and RMSNorm blocks that carry LayerNorm biases.
+TEST_CASE("new: rope scaling or activations the forward does not run and RMSNorm blocks with biases are refused at load", "[convert]") {
+  ConvertOptions o;
+  o.model_dir = (fixtures_dir() / "gte-new-tiny").string();
+  const struct {
+    const char* type;
+    float factor;
+    const char* key;
+  } cases[] = {{"yarn", 2.0f, "new.rope.scaling.type"}, {"linear", 2.0f, "new.rope.scaling.type"},
+               {"ntk", 0.5f, "new.rope.scaling.factor"}};
+  for (const auto& c : cases) {
+    gguf::Writer w = build_gguf(o);
+    w.set_string("new.rope.scaling.type", c.type);
+    w.set<float>("new.rope.scaling.factor", c.factor);
+    auto m = Model::load(gguf::File::from_bytes(w.to_bytes(), "gte.gguf"), ModelOptions{Device::Cpu, 1});
+    INFO(c.type << " factor " << c.factor);
+    REQUIRE_FALSE(m.ok());
+    CHECK(m.error().kind == ErrorKind::Unsupported);
+    CHECK_THAT(m.error().message, Catch::Contains(c.key));
+  }
+  {
+    gguf::Writer w = build_gguf(o);
+    w.set_string("new.hidden_act", "mish");
+    auto m = Model::load(gguf::File::from_bytes(w.to_bytes(), "gte.gguf"), ModelOptions{Device::Cpu, 1});
+    REQUIRE_FALSE(m.ok());
+    CHECK(m.error().kind == ErrorKind::Unsupported);
+    CHECK_THAT(m.error().message, Catch::Contains("new.hidden_act 'mish'"));
+  }
+  {
+    gguf::Writer w = build_gguf(o);  // LayerNorm blocks (with biases) said to be RMSNorm
+    w.set<float>("new.attention.layer_norm_rms_epsilon", 1e-6f);
+    auto m = Model::load(gguf::File::from_bytes(w.to_bytes(), "gte.gguf"), ModelOptions{Device::Cpu, 1});
+    REQUIRE_FALSE(m.ok());
+    CHECK(m.error().kind == ErrorKind::Format);
+    CHECK_THAT(m.error().message, Catch::Contains("blk.0.attn_output_norm.bias") && Catch::Contains("RMSNorm"));
   }
 }
 

@@ -94,6 +94,24 @@ TEST_CASE("jina-bert-v2 converts as llama.cpp does", "[convert][alibi]") {
   check_case("jina-bert-v2-tiny", (fixtures_dir() / "jina-bert-v2-tiny").string());
 }
 
+// The expectations' "deviations" list what embed writes differently (docs/convert.md).
+TEST_CASE("nomic-bert converts as llama.cpp does, context_length = n_positions", "[convert][rotary]") {
+  check_case("nomic-bert-tiny", (fixtures_dir() / "nomic-bert-tiny").string());
+}
+
+TEST_CASE("ModernBERT converts as llama.cpp does, norm_eps under layer_norm_epsilon", "[convert][families]") {
+  check_case("modern-bert-tiny", (fixtures_dir() / "modern-bert-tiny").string());
+}
+
+TEST_CASE("ModernBERT cross-encoder converts as llama.cpp does, plus pooling RANK", "[convert][families]") {
+  check_case("modern-bert-cls-tiny", (fixtures_dir() / "modern-bert-cls-tiny").string());
+}
+
+TEST_CASE("T5 encoders convert as llama.cpp does, plus pooling, Dense and an F32 bias table", "[convert][families]") {
+  check_case("t5-gtr-tiny", (fixtures_dir() / "t5-gtr-tiny").string());
+  check_case("t5-gated-tiny", (fixtures_dir() / "t5-gated-tiny").string());
+}
+
 TEST_CASE("a BERT embedder's Dense layer keeps its bias and activation", "[convert]") {
   check_case("bert-dense-tiny", (fixtures_dir() / "bert-dense-tiny").string());
   const gguf::File f = convert_in_memory((fixtures_dir() / "bert-dense-tiny").string(), OutType::F32);

@@ -221,8 +221,9 @@ std::string check_case(const nlohmann::json& ref, OutType type, const fs::path& 
 }
 
 // The rotary families (their own forward and rope): their cases, whose references are this
-// project's own (tools/refgen/nomic_bert_ref.py).
-const char* const kRotaryCases[] = {"nomic-bert-tiny"};
+// project's own (tools/refgen/nomic_bert_ref.py, gte_new_ref.py; gte-new-rms-tiny: GTE with
+// RMSNorm blocks and a SiLU gate).
+const char* const kRotaryCases[] = {"nomic-bert-tiny", "gte-new-tiny", "gte-new-rms-tiny"};
 
 fs::path convert_f32(const std::string& name, const ScratchDir& dir) {
   ConvertOptions o;
@@ -330,10 +331,14 @@ TEST_CASE("encoder families: the GGUF's vocabulary gives HF's token ids, prompts
   for (const char* name : kEncoderFamilyCases) check_token_ids(name);
 }
 
+TEST_CASE("rotary families: the GGUF's vocabulary gives HF's token ids, prompts included", "[convert][vectors][rotary]") {
+  for (const char* name : kRotaryCases) check_token_ids(name);
+}
+
 // An 8192-token text (tests/convert/fixtures/long/<case>.json: nomic-bert's from
-// tools/refgen/make_nomic_bert.py, ModernBERT's from convert_vectors.py's LONG_CASES) in one pass:
-// the pooled vector equals the PyTorch reference's (float64).
-const char* const kLongCases[] = {"nomic-bert-tiny", "modern-bert-tiny"};
+// tools/refgen/make_nomic_bert.py, GTE's from make_gte_new.py, ModernBERT's from convert_vectors.py's
+// LONG_CASES) in one pass: the pooled vector equals the PyTorch reference's (float64).
+const char* const kLongCases[] = {"nomic-bert-tiny", "gte-new-tiny", "modern-bert-tiny"};
 
 TEST_CASE("rotary families: an 8192-token input in one pass equals the reference", "[convert][vectors][rotary][long]") {
   for (const char* name : kLongCases) check_long_input(name);
@@ -513,4 +518,138 @@ TEST_CASE("ALiBi families: jina-bert-v2 with llama.cpp's split ffn_gate / ffn_up
   const nlohmann::json ref = read_json(fixtures_dir() / "vectors" / (std::string(name) + ".json"));
   check_stats(same_ids_stats(model.value(), ref["variants"][0], ref["normalized"]), bound_for(OutType::F32),
               std::string(name) + " f32 split ffn_gate / ffn_up");
+}
+
+// llama.cpp's own converter output of the issue #25 folders it converts (convert_hf_to_gguf.py of
+// llama-cpp-python 0.3.36, --outtype f16, by tools/refgen/check_llamacpp_gguf_in_embed.py
+// --write-fixtures), committed as tests/convert/fixtures/llama-cpp/<case>-f16.gguf: CI has no
+// llama.cpp. Each file runs in embed with its own keys and vocabulary (llama.cpp's context_length
+// 2048 for nomic-bert, its WordPiece add_eos_token, its "modern-bert" pre-tokenizer name, its
+// ModernBERT epsilon key, its T5 vocabulary read from spiece.model) and gives
+//  * the reference's vectors within the f16 bound of this file's header, on the reference's ids
+//    and end to end (the variant's prompt given as text: llama.cpp writes no prompt keys);
+//  * exactly the vectors of embed's own f16 conversion of the same folder (the same bytes, as
+//    convert_reference_test.cpp checks tensor by tensor; f32 is held to the reference there),
+//    except for T5, whose position bias table embed keeps in F32 where llama.cpp rounds it to F16.
+// llama.cpp's T5 files carry no pooling type (and would lack a sentence-transformers Dense layer):
+// refused at load; the same file with t5encoder.pooling_type = mean added runs as above.
+const char* const kLlamaCppCases[] = {"nomic-bert-tiny", "modern-bert-tiny", "t5-gated-tiny"};
+
+TEST_CASE("llama.cpp's GGUFs of the encoder families give the reference vectors", "[convert][vectors][llamacpp]") {
+  for (const char* name : kLlamaCppCases) {
+    INFO(name);
+    const nlohmann::json ref = read_json(fixtures_dir() / "vectors" / (std::string(name) + ".json"));
+    fs::path path = fixtures_dir() / "llama-cpp" / (std::string(name) + "-f16.gguf");
+    ScratchDir dir;
+    const gguf::File file = gguf::File::open(path.string());
+    const std::string arch = file.get<std::string>("general.architecture");
+    CHECK(arch == arch_of_folder(fixtures_dir() / name));
+    if (arch == "t5encoder") {
+      auto refused = Model::load(path.string(), ModelOptions{Device::Cpu, 2});
+      REQUIRE_FALSE(refused.ok());
+      CHECK(refused.error().kind == ErrorKind::Unsupported);
+      CHECK_THAT(refused.error().message, Catch::Contains("t5encoder.pooling_type is missing") && Catch::Contains("Dense"));
+      gguf::Writer edits;
+      edits.set<uint32_t>("t5encoder.pooling_type", static_cast<uint32_t>(Pooling::Mean));
+      const fs::path with_pooling = dir.path() / "with-pooling.gguf";
+      gguf::write_with_metadata(file, edits, with_pooling.string());
+      path = with_pooling;
+    }
+    auto model = Model::load(path.string(), ModelOptions{Device::Cpu, 2});
+    REQUIRE(model.ok());
+    REQUIRE(model.value()->has_tokenizer());
+    ConvertOptions o;
+    o.model_dir = (fixtures_dir() / name).string();
+    o.out_path = (dir.path() / "embed.gguf").string();
+    o.type = OutType::F16;
+    convert_hf_to_gguf(o);
+    auto own = Model::load(o.out_path, ModelOptions{Device::Cpu, 2});
+    REQUIRE(own.ok());
+    Context ctx(model.value(), 2), own_ctx(own.value(), 2);
+    const bool normalized = ref["normalized"];
+    const std::vector<std::string> texts = ref["texts"];
+    const Bound b = bound_for(OutType::F16);
+    for (const auto& v : ref["variants"]) {
+      const std::string tag = std::string(name) + " llama.cpp f16 " + v["label"].get<std::string>();
+      check_stats(same_ids_stats(model.value(), v, normalized), b, tag + " (same ids)");
+      Request r;
+      r.normalize = normalized ? 2 : -1;
+      r.prompt = v["prompt"].get<std::string>();
+      check_stats(embed_stats(ctx, texts, r, v), b, tag + " (end to end)");
+      auto got = ctx.embed(texts, r);
+      auto want = own_ctx.embed(texts, r);
+      REQUIRE(got.ok());
+      REQUIRE(want.ok());
+      REQUIRE(got.value().rows == want.value().rows);
+      REQUIRE(got.value().cols == want.value().cols);
+      double worst = 0;
+      for (int64_t i = 0; i < got.value().rows; i++)
+        for (int64_t j = 0; j < got.value().cols; j++)
+          worst = std::max(worst, std::abs(double(got.value().row(i)[j]) - want.value().row(i)[j]));
+      std::printf("CONVERT-VECTORS %-52s max |diff| to embed convert's f16 %.3g\n", tag.c_str(), worst);
+      if (arch != "t5encoder") CHECK(worst == 0.0);
+    }
+  }
+}
+
+// llama.cpp's f16 file of the ModernBERT cross-encoder (its cls, cls.norm, cls.output and
+// classifier.pooling_type): each text's logit on the reference's ids and each pair's score through
+// the file's vocabulary equal the reference's within the f16 score bound, and equal embed's own
+// f16 conversion's exactly.
+TEST_CASE("llama.cpp's GGUF of a ModernBERT reranker gives the reference logits and scores", "[convert][vectors][llamacpp]") {
+  const char* const name = "modern-bert-cls-tiny";
+  const nlohmann::json ref = read_json(fixtures_dir() / "vectors" / (std::string(name) + ".json"));
+  const auto& v = ref["variants"][0];
+  REQUIRE(v["pooling"] == "rank");
+  auto model = Model::load((fixtures_dir() / "llama-cpp" / (std::string(name) + "-f16.gguf")).string(), ModelOptions{Device::Cpu, 2});
+  REQUIRE(model.ok());
+  ScratchDir dir;
+  ConvertOptions o;
+  o.model_dir = (fixtures_dir() / name).string();
+  o.out_path = (dir.path() / "embed.gguf").string();
+  o.type = OutType::F16;
+  convert_hf_to_gguf(o);
+  auto own = Model::load(o.out_path, ModelOptions{Device::Cpu, 2});
+  REQUIRE(own.ok());
+  const Bound b = bound_for(OutType::F16);
+  auto logits = [&](const std::shared_ptr<const Model>& m) {
+    Context c(m, 2);
+    TokenBatch batch;
+    for (size_t i = 0; i < v["ids"].size(); i++) batch.add(static_cast<int32_t>(i), v["ids"][i].get<std::vector<int32_t>>());
+    Request raw;
+    raw.pooling = Pooling::Rank;
+    raw.normalize = -1;
+    auto out = c.run(batch, raw);
+    REQUIRE(out.ok());
+    REQUIRE(out.value().pooled_dim() == 1);
+    std::vector<double> got;
+    for (size_t i = 0; i < v["ids"].size(); i++) got.push_back(out.value().pooled(static_cast<int32_t>(i))[0]);
+    return got;
+  };
+  auto scores = [&](const std::shared_ptr<const Model>& m) {
+    Context c(m, 2);
+    std::vector<double> got;
+    for (const auto& pair : ref["pairs"]) {
+      auto s = c.rerank(pair[0], {pair[1].get<std::string>()});
+      REQUIRE(s.ok());
+      got.push_back(s.value()[0]);
+    }
+    return got;
+  };
+  const std::vector<double> text_logits = logits(model.value()), pair_scores = scores(model.value());
+  double worst_text = 0, worst_pair = 0;
+  for (size_t i = 0; i < text_logits.size(); i++) {
+    const double want = v["vectors"][i][0];
+    worst_text = std::max(worst_text, std::abs(text_logits[i] - want) / std::max(1.0, std::abs(want)));
+  }
+  for (size_t i = 0; i < pair_scores.size(); i++) {
+    const double want = ref["pair_scores"][i];
+    worst_pair = std::max(worst_pair, std::abs(pair_scores[i] - want) / std::max(1.0, std::abs(want)));
+  }
+  std::printf("CONVERT-VECTORS %-52s max |diff| / max(1, |ref|) %.3g (texts), %.3g (pairs)\n", "modern-bert-cls-tiny llama.cpp f16",
+              worst_text, worst_pair);
+  CHECK(worst_text <= b.eps);
+  CHECK(worst_pair <= b.eps);
+  CHECK(text_logits == logits(own.value()));
+  CHECK(pair_scores == scores(own.value()));
 }

@@ -3,17 +3,18 @@
 // f32 by the `embed` executable (this binary links the engine built for CUDA, not the converter),
 // run on the references' own token ids, and its pooled vectors compared with the PyTorch
 // references committed beside it (tools/refgen/convert_vectors.py, make_nomic_bert.py,
-// make_jina_bert.py): cosine >= 0.99999, as on every CPU level (tests/convert/convert_vectors_test.cpp).
-// The families' position biases (MPNet's and T5's buckets, jina-bert-v2's ALiBi), alternating
-// local attention (ModernBERT), rotary positions (nomic-bert, ModernBERT) and RoBERTa's offset
-// positions (XLM-R) each have a case. BGE-M3's sparse and ColBERT heads and SPLADE's MLM head run
-// on the backend too (engine/readout.cpp): their case holds them to the CPU tests' bounds.
+// make_jina_bert.py, make_gte_new.py): cosine >= 0.99999, as on every CPU level
+// (tests/convert/convert_vectors_test.cpp). The families' position biases (MPNet's and T5's
+// buckets, jina-bert-v2's ALiBi), alternating local attention (ModernBERT), rotary positions
+// (nomic-bert, ModernBERT, GTE's NTK-scaled ones with LayerNorm or RMSNorm blocks) and RoBERTa's
+// offset positions (XLM-R) each have a case. BGE-M3's sparse and ColBERT heads and SPLADE's MLM
+// head run on the backend too (engine/readout.cpp): their case holds them to the CPU tests' bounds.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 #include <cstdlib>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -27,7 +28,7 @@ using namespace embed::convert::testing;
 namespace {
 
 const char* const kFamilyCases[] = {"nomic-bert-tiny", "mpnet-tiny", "t5-gtr-tiny", "t5-gated-tiny", "modern-bert-tiny", "xlmr-tiny",
-                                     "jina-bert-v2-tiny"};
+                                     "jina-bert-v2-tiny", "gte-new-tiny", "gte-new-rms-tiny"};
 
 std::string convert_with_cli(const std::string& name, const ScratchDir& dir) {
   const std::string out = (dir.path() / (name + ".gguf")).string();

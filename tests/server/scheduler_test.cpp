@@ -61,7 +61,8 @@ TEST_CASE("scheduler: requests batched together get their own rows, equal to sol
 TEST_CASE("scheduler: a truncating request reports how many inputs were cut, as Context::embed does", "[server][scheduler]") {
   Scheduler sched(model(), SchedulerOptions{});
   Context solo(model(), 2);
-  // Two of the four texts are longer than 12 tokens: 121, 3, 61 and 8 tokens (`embed tokenize`).
+  // Two of the four texts are longer than 12 tokens: 122, 4, 62 and 9 tokens with [CLS] and [SEP]
+  // (`embed tokenize`: "short" is 2 730 284 3).
   const std::vector<std::string> texts = {words(40), "short", words(20), "A man plays a guitar."};
   Request req;
   req.max_tokens = 12;
@@ -76,7 +77,7 @@ TEST_CASE("scheduler: a truncating request reports how many inputs were cut, as 
     const Embeddings want = solo.embed(texts, req).value();
     CHECK(want.truncated == 2);
     CHECK(o.rows.truncated == 2);
-    CHECK(o.rows.n_tokens == std::vector<int32_t>{12, 3, 12, 8});
+    CHECK(o.rows.n_tokens == std::vector<int32_t>{12, 4, 12, 9});
     CHECK(o.rows.n_tokens == want.n_tokens);
     REQUIRE(o.rows.data.size() == want.data.size());
     CHECK(std::memcmp(o.rows.data.data(), want.data.data(), want.data.size() * 4) == 0);
@@ -88,7 +89,7 @@ TEST_CASE("scheduler: a truncating request reports how many inputs were cut, as 
   const JobOutcome o = result.get_future().get();
   REQUIRE_FALSE(o.error);
   CHECK(o.rows.truncated == 0);
-  CHECK(o.rows.n_tokens == std::vector<int32_t>{121, 3, 61, 8});
+  CHECK(o.rows.n_tokens == std::vector<int32_t>{122, 4, 62, 9});
 }
 
 TEST_CASE("scheduler: a small request overtakes queued bulk work", "[server][scheduler]") {

@@ -151,6 +151,24 @@ TEST_CASE("Qwen3-Embedding pooling EOS: appended when the metadata does not add 
   CHECK(plain->encode("test").ids == Ids{1944});
 }
 
+// llama.cpp's converter (gguf-py's SpecialVocab) writes a BERT tokenizer whose HF config calls
+// [SEP] its eos token as add_eos_token=true, add_sep_token=false, eos_token_id=[SEP]
+// (docs/convert.md), and llama.cpp closes a WordPiece text with [SEP] whatever add_sep_token says;
+// HF: tokenizer("a man") = [101, 1037, 2158, 102].
+TEST_CASE("WordPiece: llama.cpp's add_eos_token with eos = [SEP] closes a text with [SEP]", "[tokenizer]") {
+  const std::string dir = real_model_path(kMiniLmDir);
+  const auto llama_keys = from_hf_folder(dir, [](gguf::Writer& w) {
+    w.set<bool>("tokenizer.ggml.add_eos_token", true);
+    w.set<bool>("tokenizer.ggml.add_sep_token", false);
+    w.set<uint32_t>("tokenizer.ggml.eos_token_id", 102);
+  });
+  CHECK(llama_keys->encode("a man").ids == Ids{101, 1037, 2158, 102});
+  CHECK(llama_keys->encode_pair("a", "man").ids == Ids{101, 1037, 102, 2158, 102});
+  // add_sep_token=false with nothing else asking for the closing token: none, as the file says.
+  const auto no_close = from_hf_folder(dir, [](gguf::Writer& w) { w.set<bool>("tokenizer.ggml.add_sep_token", false); });
+  CHECK(no_close->encode("a man").ids == Ids{101, 1037, 2158});
+}
+
 TEST_CASE("a text that starts with BOS / [CLS] gets a second one, with a warning", "[tokenizer]") {
   const auto g = load_vocab("gemma");
   const Encoding e = g->encode("<bos>hi");  // llama.cpp: [2, 2, ...] (and a warning)

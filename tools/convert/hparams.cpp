@@ -132,6 +132,27 @@ std::optional<Value> from_config(const json& c, const arch::HParamSpec& row) {
     if (!v) v = find_key(c, "local_rope_theta");  // ModernBERT's configs on the Hub
     return v ? from_json(*v, row, "rope_local_base_freq") : std::nullopt;
   }
+  if (src == "@rms_norm_eps") {  // GTE NewModel: layer_norm_eps, when layer_norm_type makes the blocks RMSNorm
+    const json* type = find_key(c, "layer_norm_type");
+    if (type && *type != "rms_norm" && *type != "layer_norm")
+      fail(ErrorKind::Unsupported, "config.json: layer_norm_type " + type->dump() + " is not supported (layer_norm, rms_norm)");
+    if (!type || *type != "rms_norm") return std::nullopt;
+    const json* eps = find_key(c, "layer_norm_eps");
+    return eps ? from_json(*eps, row, "'layer_norm_eps'") : std::optional<Value>(Value(1e-12));  // NewConfig's default
+  }
+  if (src == "@rope_ntk.type" || src == "@rope_ntk.factor") {  // GTE NewModel: rope_scaling {"type": "ntk", "factor": f}
+    const json* r = find_key(c, "rope_scaling");
+    if (!r) return std::nullopt;
+    if (!r->is_object() || !find_key(*r, "type") || (*r)["type"] != "ntk" || find_key(*r, "mixed_b"))
+      fail(ErrorKind::Unsupported, "config.json: rope_scaling " + r->dump() + " is not supported (null, or {\"type\": \"ntk\", \"factor\": f} without mixed_b)");
+    const json* f = find_key(*r, "factor");
+    if (!f) fail(ErrorKind::Format, "config.json: rope type 'ntk' without 'factor'");
+    return src == "@rope_ntk.type" ? Value(std::string("ntk")) : from_json(*f, row, "rope_scaling factor");
+  }
+  if (src == "@rope.type_or_none") {  // ModernBERT: llama.cpp's converter writes "none" for the default
+    const std::string type = rope_type(c);
+    return Value(type == "default" ? std::string("none") : type);
+  }
   if (src.rfind("@rope.", 0) == 0) {
     const std::string type = rope_type(c), field = src.substr(6);
     if (field == "type") return type == "default" ? std::nullopt : std::optional<Value>(type);

@@ -13,6 +13,7 @@ namespace embed::convert {
 
 std::optional<Pooling> effective_pooling(const HfModel& m, bool has_classifier) {
   if (has_classifier) return Pooling::Rank;
+  if (!m.pooling && m.spec->pooling_key_fallback >= 0) return static_cast<Pooling>(m.spec->pooling_key_fallback);
   return m.pooling;
 }
 

@@ -386,11 +386,11 @@ def build_mpnet_tiny():
     write_st_pipeline(path, 64, "mean_tokens", prompts={"query": "query: "}, seed=70)
 
 
-def t5_tokenizer(path):
-    """T5's SentencePiece Unigram layout (<pad>=0, </s>=1, <unk>=2, no BOS, nmt_nfkc), 1000 pieces
-    trained on the STS-B dev text, saved by transformers' T5 tokenizer (</s> appended, no extra ids)."""
+def t5_spiece_model():
+    """The T5 folders' SentencePiece model (spiece.model), trained by one deterministic call into
+    the cache; returns its path. convert_reference.py gives it to llama.cpp's converter, which
+    reads a T5 vocabulary from spiece.model only."""
     import sentencepiece as spm
-    from transformers import T5Tokenizer
     work = CACHE / "refgen" / "convert-t5-spm"
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
@@ -399,6 +399,14 @@ def t5_tokenizer(path):
         vocab_size=1000, model_type="unigram", pad_id=0, eos_id=1, unk_id=2, bos_id=-1, pad_piece="<pad>",
         eos_piece="</s>", unk_piece="<unk>", normalization_rule_name="nmt_nfkc", character_coverage=0.9995,
         num_threads=1, seed_sentencepiece_size=100000, minloglevel=2)
+    return work / "spiece.model"
+
+
+def t5_tokenizer(path):
+    """T5's SentencePiece Unigram layout (<pad>=0, </s>=1, <unk>=2, no BOS, nmt_nfkc), 1000 pieces
+    trained on the STS-B dev text, saved by transformers' T5 tokenizer (</s> appended, no extra ids)."""
+    from transformers import T5Tokenizer
+    work = t5_spiece_model().parent
     # from_pretrained on the folder holding only spiece.model: transformers' SentencePiece
     # conversion (Unigram pieces and scores, the precompiled nmt_nfkc charsmap).
     tok = T5Tokenizer.from_pretrained(str(work), extra_ids=0, model_max_length=128)

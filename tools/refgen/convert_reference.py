@@ -39,7 +39,7 @@ SDIST_VERSION = "0.3.36"
 TYPES = ("f32", "f16", "bf16", "q8_0")
 CASES = ("minilm", "bert-cls-tiny", "bert-dense-tiny", "qwen2-tiny", "qwen3-embedding-tiny", "qwen3-reranker-tiny",
          "llama-tiny", "embeddinggemma-tiny", "gemma3-tiny", "xlmr-tiny", "xlmr-cls-tiny", "bge-m3-tiny", "qwen2-bidir-tiny",
-         "jina-bert-v2-tiny")
+         "jina-bert-v2-tiny", "nomic-bert-tiny", "modern-bert-tiny", "modern-bert-cls-tiny", "t5-gtr-tiny", "t5-gated-tiny")
 # Not here: jina-bert-v2-cls-tiny. llama.cpp's converter does not register
 # JinaBertForSequenceClassification (only JinaBertModel / JinaBertForMaskedLM).
 # Not here: splade-tiny. llama.cpp's converter refuses a SparseEncoder folder ("Only MEAN, CLS, and
@@ -63,6 +63,21 @@ def get_vocab_base_pre(self, tokenizer):
     except NotImplementedError:
         return os.environ["EMBED_REF_PRE_FALLBACK"]
 base.TextModel.get_vocab_base_pre = get_vocab_base_pre
+# llama.cpp pins transformers==4.57.6 (requirements-convert_hf_to_gguf.txt), which has no
+# nomic_bert: AutoConfig fails and the converter reads config.json (n_embd, n_layer, ...). This
+# venv's transformers 5 registers a NomicBertConfig that keeps those fields but reports its own
+# defaults as hidden_size / num_hidden_layers (768 / 12), which the converter would write. The
+# model types of PRE_457_UNKNOWN fail here as they do under the pinned version.
+PRE_457_UNKNOWN = {"nomic_bert"}
+class AutoConfigAsPinned:
+    @staticmethod
+    def from_pretrained(path, *args, **kwargs):
+        import json, pathlib
+        model_type = json.loads((pathlib.Path(path) / "config.json").read_text()).get("model_type")
+        if model_type in PRE_457_UNKNOWN:
+            raise ValueError(f"model type {model_type!r} is not known to transformers 4.57.6")
+        return AutoConfigAsPinned.wrapped.from_pretrained(path, *args, **kwargs)
+AutoConfigAsPinned.wrapped, base.AutoConfig = base.AutoConfig, AutoConfigAsPinned
 sys.argv = ["convert_hf_to_gguf.py"] + sys.argv[2:]
 import convert_hf_to_gguf
 convert_hf_to_gguf.main()
@@ -162,7 +177,8 @@ def apply_deviations(case, folder, gtype, meta, tensors, arch):
     weights = None
     if gtype == "q8_0" and "token_embd.weight" in tensors:
         weights = weights or load_file(str(folder / "model.safetensors"))
-        key = next(k for k in weights if k.endswith("embed_tokens.weight") or k.endswith("word_embeddings.weight"))
+        key = next(k for k in weights if k.endswith(("embed_tokens.weight", "word_embeddings.weight", "tok_embeddings.weight"))
+                   or k == "shared.weight")
         emb = weights[key].astype(np.float32)
         tensors["token_embd.weight"] = tensor_entry("F16", emb.shape[::-1], encode_like_gguf_py(emb, "F16"))
         notes.append("token_embd.weight stays F16 under --type q8_0")
@@ -186,9 +202,48 @@ def apply_deviations(case, folder, gtype, meta, tensors, arch):
         meta[f"{arch}.attention.causal"] = False
         notes.append("qwen2.attention.causal = false from config.json's is_causal (llama.cpp's converter does not read it: "
                      "its file would run causal)")
+    notes += family_deviations(folder, gtype, meta, tensors, arch, cfg)
     if notes:
         n_params = sum(int(np.prod(t["ne"])) for t in tensors.values())
         meta["general.size_label"] = gguf.size_label(n_params, 0, 0, 0)
+    return notes
+
+
+def family_deviations(folder, gtype, meta, tensors, arch, cfg):
+    """The issue #25 families (docs/convert.md, "Deliberate differences"): nomic-bert's
+    context_length is n_positions (llama.cpp writes the trained 2048; docs/long-inputs.md);
+    ModernBERT's norm_eps under attention.layer_norm_epsilon, the key llama.cpp's modern-bert loader
+    reads (its converter writes layer_norm_rms_epsilon); t5encoder: the pooling type from 1_Pooling
+    (llama.cpp's T5 converter writes none), no layer_norm_epsilon beside the RMS key (T5's norms are
+    RMSNorm; llama.cpp's t5encoder loader reads only that), and block 0's attn_rel_b kept in F32 in
+    every type (a table of heads x buckets added straight to the attention logits)."""
+    from safetensors.torch import load_file as torch_load
+    notes = []
+    if arch == "nomic-bert" and meta.get("nomic-bert.context_length") != cfg["n_positions"]:
+        meta["nomic-bert.context_length"] = cfg["n_positions"]
+        notes.append(f"nomic-bert.context_length = n_positions ({cfg['n_positions']}), not the trained length")
+    if cfg["architectures"][0] == "ModernBertForSequenceClassification" and "modern-bert.pooling_type" not in meta:
+        meta["modern-bert.pooling_type"] = 4
+        notes.append("pooling_type RANK for the classifier head (llama.cpp writes classifier.pooling_type but no pooling type)")
+    if arch == "modern-bert" and "modern-bert.attention.layer_norm_rms_epsilon" in meta:
+        meta["modern-bert.attention.layer_norm_epsilon"] = meta.pop("modern-bert.attention.layer_norm_rms_epsilon")
+        notes.append("norm_eps as modern-bert.attention.layer_norm_epsilon (the key llama.cpp's loader reads), "
+                     "not layer_norm_rms_epsilon")
+    if arch == "t5encoder":
+        pooling = None
+        for mod in json.loads((folder / "modules.json").read_text()) if (folder / "modules.json").is_file() else []:
+            if mod["type"].endswith("Pooling"):
+                pc = json.loads((folder / mod["path"] / "config.json").read_text())
+                pooling = 1 if pc.get("pooling_mode_mean_tokens") else 2 if pc.get("pooling_mode_cls_token") else None
+        meta["t5encoder.pooling_type"] = pooling or 1
+        notes.append(f"t5encoder.pooling_type = {pooling or 1} (from 1_Pooling; mean without one)")
+        if meta.pop("t5encoder.attention.layer_norm_epsilon", None) is not None:
+            notes.append("no t5encoder.attention.layer_norm_epsilon beside layer_norm_rms_epsilon")
+        weights = {k: v.float().numpy() for k, v in torch_load(str(folder / "model.safetensors")).items()}
+        table = weights["encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight"].astype(np.float32)
+        if tensors["enc.blk.0.attn_rel_b.weight"]["type"] != "F32":
+            tensors["enc.blk.0.attn_rel_b.weight"] = tensor_entry("F32", table.shape[::-1], encode_like_gguf_py(table, "F32"))
+            notes.append("enc.blk.0.attn_rel_b.weight stays F32")
     return notes
 
 
@@ -255,6 +310,30 @@ def add_dense_modules(folder, gtype, meta, tensors, arch):
     return notes
 
 
+def with_t5_spiece_model(folder, tmp):
+    """llama.cpp's converter reads a T5 vocabulary from spiece.model / tokenizer.model only (real
+    GTR-T5 and sentence-t5 folders ship spiece.model); the tiny T5 folders commit tokenizer.json
+    only, so llama.cpp gets a copy of the folder with the SentencePiece model retrained by the same
+    deterministic call (convert_make_fixtures.t5_spiece_model), checked piece for piece and score
+    for score against tokenizer.json."""
+    import sentencepiece as spm
+    sys.path.insert(0, str(ROOT / "tools" / "refgen"))
+    import convert_make_fixtures
+    model = convert_make_fixtures.t5_spiece_model()
+    sp = spm.SentencePieceProcessor(model_file=str(model))
+    vocab = json.loads((folder / "tokenizer.json").read_text())["model"]["vocab"]
+    if len(vocab) != sp.get_piece_size() or any(vocab[i][0] != sp.id_to_piece(i) or
+                                                 (i >= 3 and vocab[i][1] != float(np.float32(sp.get_score(i))))
+                                                 for i in range(len(vocab))):
+        raise RuntimeError(f"{folder.name}: the retrained SentencePiece model is not tokenizer.json's vocabulary")
+    copy = pathlib.Path(tmp) / ("spm-" + folder.name)
+    if not copy.exists():
+        import shutil
+        shutil.copytree(folder, copy)
+        shutil.copyfile(model, copy / "spiece.model")
+    return copy
+
+
 def with_sentencepiece_model(folder, tmp):
     """llama.cpp's converter reads an XLM-R vocabulary from sentencepiece.bpe.model (as bge-m3 and
     multilingual-e5 ship it); from tokenizer.json alone it expects a bare Precompiled normalizer,
@@ -263,6 +342,9 @@ def with_sentencepiece_model(folder, tmp):
     model retrained by the same deterministic call (convert_make_fixtures.xlmr_proto), checked
     piece for piece and score for score against tokenizer.json."""
     cfg = folder / "tokenizer_config.json"
+    if cfg.is_file() and json.loads(cfg.read_text()).get("tokenizer_class") == "T5Tokenizer" and \
+            not (folder / "spiece.model").is_file():
+        return with_t5_spiece_model(folder, tmp)
     if not cfg.is_file() or json.loads(cfg.read_text()).get("tokenizer_class") != "XLMRobertaTokenizer":
         return folder
     if (folder / "sentencepiece.bpe.model").is_file():
@@ -283,11 +365,19 @@ def with_sentencepiece_model(folder, tmp):
     return copy
 
 
+def pre_fallback(folder, tok):
+    """The pre-tokenizer name llama.cpp's hash table gives the real models of the folder's family
+    (the tiny vocabularies are not in it): ModernBERT's byte-level BPE is "modern-bert"; the other
+    BPE folders are Qwen-style, WordPiece folders "jina-v2-en"."""
+    if json.loads((folder / "config.json").read_text()).get("model_type") == "modernbert":
+        return "modern-bert"
+    return "qwen2" if tok["model"]["type"] == "BPE" else "jina-v2-en"
+
+
 def run_reference(vendor, folder, gtype, out):
     folder = with_sentencepiece_model(folder, out.parent)
     tok = json.loads((folder / "tokenizer.json").read_text())
-    env = dict(os.environ, HF_HUB_OFFLINE="1",
-               EMBED_REF_PRE_FALLBACK="qwen2" if tok["model"]["type"] == "BPE" else "jina-v2-en")
+    env = dict(os.environ, HF_HUB_OFFLINE="1", EMBED_REF_PRE_FALLBACK=pre_fallback(folder, tok))
     subprocess.run([sys.executable, "-c", DRIVER, str(vendor), str(folder), "--outfile", str(out), "--outtype", gtype,
                     "--sentence-transformers-dense-modules"],
                    check=True, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -130,12 +130,6 @@ def late_chunks(spec, tok, model, torch, case):
         text, ranges, spans = case["text"], None, None
     enc = tok(text, add_special_tokens=True, return_offsets_mapping=True, return_special_tokens_mask=True)
     ids, offsets, special = enc["input_ids"], enc["offset_mapping"], enc["special_tokens_mask"]
-    if spec.family == "bert":
-        # The tiny BERT's GGUF (llama.cpp's converter) says add_sep_token = false, so the engine
-        # encodes "[CLS] text" without the final [SEP]; the reference encodes the same tokens
-        # (a window then has no tail).
-        assert ids[-1] == tok.sep_token_id and special[-1]
-        ids, offsets, special = ids[:-1], offsets[:-1], special[:-1]
     head = 0
     while head < len(ids) and special[head]:
         head += 1
