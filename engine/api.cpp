@@ -108,10 +108,10 @@ std::shared_ptr<const Model> Model::from_file(gguf::File file, const ModelOption
   if (m->tokenizer_ && static_cast<int64_t>(m->tokenizer_->vocab_size()) > info.n_vocab)
     fail(ErrorKind::Format, path + ": the tokenizer has " + std::to_string(m->tokenizer_->vocab_size()) + " tokens but token_embd has " +
                                 std::to_string(info.n_vocab) + " rows: the vocabulary does not belong to these weights");
-  if (std::optional<ReadoutHeads> heads = ReadoutHeads::from_gguf(f, info.arch, info.d_model)) {
+  if (const ReadoutHeads* heads = m->loaded_->readout()) {
     d.sparse_head = heads->has_sparse();
     d.colbert_dim = heads->colbert_dim();
-    m->readout_ = Readout{std::move(*heads), {}};
+    m->readout_ = Readout{heads, {}};
     if (const tok::Tokenizer* tk = m->tokenizer_.get())
       for (int32_t id : {tk->cls() >= 0 ? tk->cls() : tk->bos(), tk->eos() >= 0 ? tk->eos() : tk->sep(), tk->pad(), tk->unk()})
         if (id >= 0) m->readout_->sparse_dropped.push_back(id);

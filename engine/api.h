@@ -56,7 +56,7 @@ class Model {
   // The GGUF the model runs from (its metadata and tensor directory), mapped or held in memory.
   const gguf::File& gguf_file() const;
   // The sparse / ColBERT heads, or null when the file has neither.
-  const ReadoutHeads* readout_heads() const { return readout_ ? &readout_->heads : nullptr; }
+  const ReadoutHeads* readout_heads() const { return readout_ ? readout_->heads : nullptr; }
   const Readout* readout() const { return readout_ ? &*readout_ : nullptr; }
 
  private:

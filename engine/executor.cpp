@@ -26,8 +26,8 @@ std::vector<std::vector<size_t>> plan_batches(const std::vector<SequenceInput>& 
 }
 
 bool Executor::runs_in_pieces(const PassOptions& pass) const {
-  // Each layer's last-token state is read in the pass that holds the whole sequence.
-  return runner_.model().info().causal && !pass.kv.on() && !pass.keep_layer_last;
+  // Each layer's last-token state, and the read-outs, are read in the pass that holds the whole sequence.
+  return runner_.model().info().causal && !pass.kv.on() && !pass.keep_layer_last && !pass.sparse_readout && !pass.colbert_readout;
 }
 
 void Executor::run_pass(std::vector<PassInput>& inputs, const PassOptions& pass, int64_t piece) {

@@ -216,8 +216,10 @@ PassOptions pass_options(const ResolvedRequest& r) {
   PassOptions p;
   p.pooling = r.late_chunking ? Pooling::None : r.pooling;  // late chunking pools spans of the token rows
   p.exclude_special = r.exclude_special;
-  // The sparse and ColBERT read-outs (RowAssembly) read every token's final hidden state.
-  p.keep_hidden = r.hidden_states || r.outputs.sparse || r.outputs.colbert;
+  p.keep_hidden = r.hidden_states;
+  // The heads run in the pass, on the backend (ReadoutHeads::compute); RowAssembly finishes the rows.
+  p.sparse_readout = r.outputs.sparse;
+  p.colbert_readout = r.outputs.colbert;
   p.kv = r.kv;
   return p;
 }

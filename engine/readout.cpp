@@ -1,8 +1,9 @@
-// BGE-M3 and SPLADE read-outs (see readout.h). BGE-M3's products are accumulated in double: the
-// heads are a few dot products per token, next to the forward pass, so exactness costs nothing
-// measurable. SPLADE's decoder is vocab x d_model per token (about the cost of the body for a
-// BERT-base model at 30k tokens): double dot products in eight independent partial sums, which the
-// compiler vectorizes.
+// BGE-M3 and SPLADE read-outs (see readout.h). The heads' products are matmuls on the pass's
+// backend, with its kernels and their f32 accumulation, like every other product of the model:
+// ColBERT is d_model x dim per token and SPLADE's decoder vocab x d_model per token (about the cost
+// of a BERT-base body), which scalar host loops made the slowest part of a pass. What the host
+// does per sequence is linear in its tokens (or its vocabulary row): relu, ids dropped, the max per
+// id, log1p, and the ColBERT norms, in double.
 #include "engine/readout.h"
 
 #include <algorithm>
@@ -11,30 +12,10 @@
 
 #include "base/error.h"
 #include "engine/arch/spec.h"
-#include "gguf/quants.h"
-#include "gguf/types.h"
+#include "engine/ops.h"
 
 namespace embed {
 namespace {
-
-// Tensor `name` as f32 rows x cols (GGUF ne {cols, rows}); `rows` 0 = any (returned through it).
-std::vector<float> read_f32(const gguf::File& f, const std::string& name, int64_t cols, int64_t* rows,
-                            int64_t max_rows = int64_t(1) << 16) {
-  const gguf::TensorInfo* t = f.find_tensor(name);
-  if (!t) fail(ErrorKind::Format, f.path() + ": tensor '" + name + "' missing");
-  const int64_t want_rows = *rows;
-  if (t->ne[0] != cols || t->ne[2] != 1 || t->ne[3] != 1 || (want_rows > 0 && t->ne[1] != want_rows) || t->ne[1] < 1 ||
-      t->ne[1] > max_rows)
-    fail(ErrorKind::Format, f.path() + ": tensor '" + name + "' has shape " + t->shape_string() + "; expected {" + std::to_string(cols) +
-                                ", " + (want_rows > 0 ? std::to_string(want_rows) : std::string("dim")) + "}");
-  if (!gguf::can_dequantize(t->type))
-    fail(ErrorKind::Unsupported, f.path() + ": tensor '" + name + "' has type " + gguf::type_name(t->type) + ", which is not decoded");
-  *rows = t->ne[1];
-  std::vector<float> out(static_cast<size_t>(cols * *rows));
-  const size_t rb = gguf::row_bytes(t->type, cols);
-  for (int64_t r = 0; r < *rows; r++) gguf::dequantize_row(t->type, t->data + r * rb, out.data() + r * cols, cols);
-  return out;
-}
 
 void check_formula(const gguf::File& f, const std::string& key, const char* head, const char* want = arch::kM3Formula) {
   if (!f.has(key))
@@ -45,23 +26,24 @@ void check_formula(const gguf::File& f, const std::string& key, const char* head
     fail(ErrorKind::Unsupported, f.path() + ": " + key + " '" + formula + "' is not supported for " + head + ".* (only '" + want + "')");
 }
 
-// Sum of a[i] * b[i] in double, in eight partial sums (vectorizable without reassociating one chain).
-double dot(const float* a, const float* b, int64_t n) {
-  double s[8] = {};
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    for (int k = 0; k < 8; k++) s[k] += double(a[i + k]) * b[i + k];
-  double t = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
-  for (; i < n; i++) t += double(a[i]) * b[i];
-  return t;
+// The rows of the 2-D matrix `name` (GGUF ne {cols, rows}), within [1, max_rows]: the size the
+// file gives a head whose width no hyperparameter names (ColBERT's dim, the decoder's vocabulary).
+int64_t matrix_rows(const gguf::File& f, const std::string& name, int64_t cols, int64_t max_rows) {
+  const gguf::TensorInfo* t = f.find_tensor(name);
+  if (!t) fail(ErrorKind::Format, f.path() + ": tensor '" + name + "' missing");
+  if (t->ne[0] != cols || t->ne[2] != 1 || t->ne[3] != 1 || t->ne[1] < 1 || t->ne[1] > max_rows)
+    fail(ErrorKind::Format, f.path() + ": tensor '" + name + "' has shape " + t->shape_string() + "; expected {" + std::to_string(cols) +
+                                ", 1.." + std::to_string(max_rows) + "}");
+  return t->ne[1];
 }
 
 }  // namespace
 
-std::optional<ReadoutHeads> ReadoutHeads::from_gguf(const gguf::File& f, const std::string& arch, int64_t d_model) {
+std::optional<ReadoutHeads> ReadoutHeads::from_gguf(WeightLoader& w, const std::string& arch, int64_t d_model) {
+  const gguf::File& f = w.file();
   const std::string sparse = std::string(arch::kSparseHead), colbert = std::string(arch::kColbertHead);
-  const bool has_sparse = f.find_tensor(sparse + ".weight") || f.find_tensor(sparse + ".bias");
-  const bool has_colbert = f.find_tensor(colbert + ".weight") || f.find_tensor(colbert + ".bias");
+  const bool has_sparse = w.has(sparse + ".weight") || w.has(sparse + ".bias");
+  const bool has_colbert = w.has(colbert + ".weight") || w.has(colbert + ".bias");
   const std::string mlm = std::string(arch::kMlmHead) + ".";
   bool has_mlm = false;
   for (const gguf::TensorInfo& t : f.tensors()) has_mlm = has_mlm || t.name.rfind(mlm, 0) == 0;
@@ -72,109 +54,126 @@ std::optional<ReadoutHeads> ReadoutHeads::from_gguf(const gguf::File& f, const s
     if (has_sparse)
       fail(ErrorKind::Format, f.path() + ": both " + sparse + ".* and " + mlm + "* (two sparse read-outs); refused rather than one picked");
     check_formula(f, arch + "." + arch::kSparseFormulaKey, arch::kMlmHead, arch::kSpladeFormula);
-    int64_t rows = d_model, one = 1;
-    h.mlm_dense_w_ = read_f32(f, mlm + "dense.weight", d_model, &rows);
-    h.mlm_dense_b_ = read_f32(f, mlm + "dense.bias", d_model, &one);
-    h.mlm_norm_w_ = read_f32(f, mlm + "norm.weight", d_model, &one);
-    h.mlm_norm_b_ = read_f32(f, mlm + "norm.bias", d_model, &one);
-    int64_t vocab = 0;
-    const std::string decoder = f.find_tensor(mlm + "output.weight") ? mlm + "output.weight" : std::string("token_embd.weight");
-    h.mlm_out_w_ = read_f32(f, decoder, d_model, &vocab, /*max_rows=*/int64_t(1) << 22);  // XLM-R's 250k
-    h.mlm_out_b_ = read_f32(f, mlm + "output.bias", vocab, &one);
+    h.mlm_dense_w_ = w.matrix(mlm + "dense.weight", d_model, d_model);
+    h.mlm_dense_b_ = w.vector(mlm + "dense.bias", d_model);
+    h.mlm_norm_w_ = w.vector(mlm + "norm.weight", d_model);
+    h.mlm_norm_b_ = w.vector(mlm + "norm.bias", d_model);
+    // A decoder of its own, else tied to the word embeddings, loaded again as a matmul weight.
+    const std::string decoder = w.has(mlm + "output.weight") ? mlm + "output.weight" : std::string("token_embd.weight");
+    const int64_t vocab = matrix_rows(f, decoder, d_model, kMaxVocab);  // XLM-R's 250k fit
+    h.mlm_out_w_ = w.matrix(decoder, vocab, d_model);
+    h.mlm_out_b_ = w.vector(mlm + "output.bias", vocab);
     h.mlm_eps_ = f.get_or<float>(arch + ".attention.layer_norm_epsilon", 1e-12f);
     h.splade_vocab_ = vocab;
   }
   if (has_sparse) {
     check_formula(f, arch + "." + arch::kSparseFormulaKey, arch::kSparseHead);
-    int64_t one = 1;
-    h.sparse_w_ = read_f32(f, sparse + ".weight", d_model, &one);
-    const std::vector<float> b = read_f32(f, sparse + ".bias", 1, &one);
-    h.sparse_b_ = b[0];
+    h.sparse_w_ = w.matrix(sparse + ".weight", 1, d_model);
+    h.sparse_b_ = w.vector(sparse + ".bias", 1);
   }
   if (has_colbert) {
     check_formula(f, arch + "." + arch::kColbertFormulaKey, arch::kColbertHead);
-    int64_t dim = 0, one = 0;
-    h.colbert_w_ = read_f32(f, colbert + ".weight", d_model, &dim);
-    h.colbert_b_ = read_f32(f, colbert + ".bias", dim, &one);
-    if (one != 1) fail(ErrorKind::Format, f.path() + ": tensor '" + colbert + ".bias' is not one row of " + std::to_string(dim));
+    const int64_t dim = matrix_rows(f, colbert + ".weight", d_model, kMaxModelDim);
+    h.colbert_w_ = w.matrix(colbert + ".weight", dim, d_model);
+    h.colbert_b_ = w.vector(colbert + ".bias", dim);
     h.colbert_dim_ = dim;
   }
   return h;
 }
 
-SparseRow ReadoutHeads::splade(const float* hidden, int64_t n) const {
-  const int64_t d = d_model_, v = splade_vocab_;
-  std::vector<float> best(static_cast<size_t>(v), 0.0f), z(static_cast<size_t>(d));
-  for (int64_t t = 0; t < n; t++) {
-    const float* h = hidden + t * d;
-    // BertPredictionHeadTransform: gelu (erf, HF's "gelu") of dense, then LayerNorm.
-    double mean = 0;
-    for (int64_t o = 0; o < d; o++) {
-      const double x = double(mlm_dense_b_[static_cast<size_t>(o)]) + dot(mlm_dense_w_.data() + o * d, h, d);
-      z[static_cast<size_t>(o)] = static_cast<float>(0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))));
-      mean += z[static_cast<size_t>(o)];
-    }
-    mean /= static_cast<double>(d);
-    double var = 0;
-    for (float x : z) var += (x - mean) * (x - mean);
-    const double inv = 1.0 / std::sqrt(var / static_cast<double>(d) + mlm_eps_);
-    for (int64_t o = 0; o < d; o++)
-      z[static_cast<size_t>(o)] = static_cast<float>((z[static_cast<size_t>(o)] - mean) * inv * mlm_norm_w_[static_cast<size_t>(o)] +
-                                                     mlm_norm_b_[static_cast<size_t>(o)]);
-    // Decoder logits; log1p(relu(.)) is monotone, so the max is taken on the logits.
-    for (int64_t o = 0; o < v; o++) {
-      const float logit = static_cast<float>(dot(mlm_out_w_.data() + o * d, z.data(), d) + mlm_out_b_[static_cast<size_t>(o)]);
-      best[static_cast<size_t>(o)] = std::max(best[static_cast<size_t>(o)], logit);
-    }
+void ReadoutHeads::compute(ForwardPass& fp, const Tensor& hidden, const std::vector<int32_t>& cu, bool sparse, bool colbert,
+                           ReadoutValues& out) const {
+  EMBED_CHECK(hidden.cols == d_model_ && !cu.empty() && cu.back() == hidden.rows, "ReadoutHeads::compute: hidden must be [cu.back(), d_model]");
+  EMBED_CHECK(!sparse || has_sparse(), "sparse read-out without a sparse head");
+  EMBED_CHECK(!colbert || has_colbert(), "ColBERT read-out without a ColBERT head");
+  const int64_t n = hidden.rows;
+  if (sparse && has_splade()) {
+    splade(fp, hidden, cu, out);
+  } else if (sparse) {
+    Workspace::Scope scope(fp.ws);
+    Tensor y = fp.ws.f32(n, 1);
+    ops::linear(fp, hidden, sparse_w_, sparse_b_, y);
+    out.token_sparse.resize(static_cast<size_t>(n));
+    fp.backend.download(out.token_sparse.data(), y.data, out.token_sparse.size() * 4);
   }
-  SparseRow r;
-  for (int64_t o = 0; o < v; o++) {
-    const float w = std::log1p(best[static_cast<size_t>(o)]);
-    if (w > 0) r.ids.push_back(static_cast<int32_t>(o)), r.weights.push_back(w);
+  if (colbert) {
+    Workspace::Scope scope(fp.ws);
+    Tensor y = fp.ws.f32(n, colbert_dim_);
+    ops::linear(fp, hidden, colbert_w_, colbert_b_, y);
+    out.colbert_dim = colbert_dim_;
+    out.colbert.resize(static_cast<size_t>(y.numel()));
+    fp.backend.download(out.colbert.data(), y.data, out.colbert.size() * 4);
   }
-  return r;
 }
 
-SparseRow ReadoutHeads::sparse(const float* hidden, const int32_t* ids, int64_t n, const std::vector<int32_t>& dropped) const {
-  EMBED_CHECK(has_sparse(), "sparse read-out without a sparse head");
-  if (has_splade()) return splade(hidden, n);
+void ReadoutHeads::splade(ForwardPass& fp, const Tensor& hidden, const std::vector<int32_t>& cu, ReadoutValues& out) const {
+  const int64_t n = hidden.rows, v = splade_vocab_, n_seqs = static_cast<int64_t>(cu.size()) - 1;
+  Workspace::Scope scope(fp.ws);
+  // BertPredictionHeadTransform: gelu (erf, HF's "gelu") of dense, then LayerNorm.
+  Tensor z = fp.ws.f32(n, d_model_);
+  ops::linear_activation(fp, hidden, mlm_dense_w_, mlm_dense_b_, z, Activation::GeluErf);
+  ops::layer_norm(fp, z, mlm_norm_w_, mlm_norm_b_, z, mlm_eps_);
+  // Decoder logits, a chunk of tokens at a time; log1p(relu(.)) is monotone, so the max over a
+  // sequence's tokens is taken on the logits (from 0: the relu).
+  const int64_t chunk = std::clamp<int64_t>(kSpladeLogitBytes / (v * 4), 1, n);
+  Tensor logits = fp.ws.f32(chunk, v);
+  std::vector<float> rows(static_cast<size_t>(chunk * v));
+  out.splade_vocab = v;
+  out.splade.assign(static_cast<size_t>(n_seqs * v), 0.0f);
+  int64_t s = 0;
+  for (int64_t t0 = 0; t0 < n; t0 += chunk) {
+    const int64_t c = std::min(chunk, n - t0);
+    const Tensor l = logits.slice_rows(0, c);
+    ops::linear(fp, z.slice_rows(t0, c), mlm_out_w_, mlm_out_b_, l);
+    fp.backend.download(rows.data(), l.data, static_cast<size_t>(c * v) * 4);
+    for (int64_t i = 0; i < c; i++) {
+      while (t0 + i >= cu[static_cast<size_t>(s) + 1]) s++;
+      float* best = out.splade.data() + s * v;
+      const float* x = rows.data() + i * v;
+      for (int64_t o = 0; o < v; o++) best[o] = std::max(best[o], x[o]);
+    }
+  }
+}
+
+SparseRow sparse_row(const ReadoutValues& v, int64_t seq, int64_t first, const int32_t* ids, int64_t n,
+                     const std::vector<int32_t>& dropped) {
+  SparseRow r;
+  if (v.splade_vocab > 0) {
+    const float* best = v.splade.data() + seq * v.splade_vocab;
+    for (int64_t o = 0; o < v.splade_vocab; o++) {
+      const float w = std::log1p(best[o]);
+      if (w > 0) r.ids.push_back(static_cast<int32_t>(o)), r.weights.push_back(w);
+    }
+    return r;
+  }
+  EMBED_CHECK(static_cast<int64_t>(v.token_sparse.size()) >= first + n, "sparse_row: the pass computed no sparse weights");
   std::map<int32_t, float> best;
   for (int64_t t = 0; t < n; t++) {
     if (std::find(dropped.begin(), dropped.end(), ids[t]) != dropped.end()) continue;
-    double s = sparse_b_;
-    const float* h = hidden + t * d_model_;
-    for (int64_t i = 0; i < d_model_; i++) s += double(sparse_w_[static_cast<size_t>(i)]) * h[i];
-    const float w = static_cast<float>(s);  // relu: only positive weights are kept
+    const float w = v.token_sparse[static_cast<size_t>(first + t)];  // relu: only positive weights are kept
     if (!(w > 0)) continue;
     auto [it, fresh] = best.emplace(ids[t], w);
     if (!fresh) it->second = std::max(it->second, w);
   }
-  SparseRow r;
   for (const auto& [id, w] : best) r.ids.push_back(id), r.weights.push_back(w);
   return r;
 }
 
-MultiVectorRow ReadoutHeads::colbert(const float* hidden, int64_t n) const {
-  EMBED_CHECK(has_colbert(), "ColBERT read-out without a ColBERT head");
+MultiVectorRow colbert_row(const ReadoutValues& v, int64_t first, int64_t n) {
+  EMBED_CHECK(v.colbert_dim > 0 && static_cast<int64_t>(v.colbert.size()) >= (first + n) * v.colbert_dim,
+              "colbert_row: the pass computed no ColBERT vectors");
   MultiVectorRow r;
   r.rows = std::max<int64_t>(n - 1, 0);
-  r.cols = colbert_dim_;
+  r.cols = v.colbert_dim;
   r.data.resize(static_cast<size_t>(r.rows * r.cols));
-  std::vector<double> v(static_cast<size_t>(colbert_dim_));
   for (int64_t t = 1; t < n; t++) {
-    const float* h = hidden + t * d_model_;
+    const float* x = v.colbert.data() + (first + t) * r.cols;
     double norm = 0;
-    for (int64_t o = 0; o < colbert_dim_; o++) {
-      const float* w = colbert_w_.data() + o * d_model_;
-      double s = colbert_b_[static_cast<size_t>(o)];
-      for (int64_t i = 0; i < d_model_; i++) s += double(w[i]) * h[i];
-      v[static_cast<size_t>(o)] = s;
-      norm += s * s;
-    }
+    for (int64_t o = 0; o < r.cols; o++) norm += double(x[o]) * x[o];
     // torch.nn.functional.normalize: x / max(||x||, 1e-12).
     norm = std::max(std::sqrt(norm), 1e-12);
-    float* out = r.data.data() + (t - 1) * colbert_dim_;
-    for (int64_t o = 0; o < colbert_dim_; o++) out[o] = static_cast<float>(v[static_cast<size_t>(o)] / norm);
+    float* y = r.data.data() + (t - 1) * r.cols;
+    for (int64_t o = 0; o < r.cols; o++) y[o] = static_cast<float>(x[o] / norm);
   }
   return r;
 }

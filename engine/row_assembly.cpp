@@ -96,15 +96,14 @@ void RowAssembly::add(size_t seq, const RunOutput& o, size_t j) {
   finish_rows(o.pooled.data() + src * o.cols, n, o.cols, request_.finish, out_.data.data() + dst * out_.cols);
 }
 
-// BGE-M3's sparse weights and ColBERT vectors from this sequence's final hidden states.
+// The sparse weights and ColBERT vectors of this sequence from what its pass's heads computed.
 void RowAssembly::add_readouts(size_t seq, const RunOutput& o, size_t j) {
   const Outputs& want = request_.outputs;
   if (!want.sparse && !want.colbert) return;
-  const int64_t d_model = static_cast<int64_t>(o.hidden.size()) / o.cu_seqlens.back();
-  const float* h = o.hidden.data() + static_cast<int64_t>(o.cu_seqlens[j]) * d_model;
-  const int64_t len = o.cu_seqlens[j + 1] - o.cu_seqlens[j];
-  if (want.sparse) out_.sparse[seq] = readout_->heads.sparse(h, ids_[seq].data(), len, readout_->sparse_dropped);
-  if (want.colbert) out_.colbert[seq] = readout_->heads.colbert(h, len);
+  const int64_t first = o.cu_seqlens[j], len = o.cu_seqlens[j + 1] - o.cu_seqlens[j];
+  if (want.sparse)
+    out_.sparse[seq] = sparse_row(o.readout, static_cast<int64_t>(j), first, ids_[seq].data(), len, readout_->sparse_dropped);
+  if (want.colbert) out_.colbert[seq] = colbert_row(o.readout, first, len);
 }
 
 // Keeps the pooled rows this sequence's parts read, [0, last part's end), for finish().

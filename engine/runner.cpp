@@ -23,11 +23,13 @@ std::shared_ptr<LoadedModel> LoadedModel::load(gguf::File file, const BackendOpt
   m->backend_ = create_backend(loader);
   m->weights_ = std::make_unique<WeightLoader>(*m->file_, *m->backend_);
   m->arch_ = create_architecture(*m->file_, *m->weights_);
+  m->readout_ = ReadoutHeads::from_gguf(*m->weights_, m->arch_->info().arch, m->arch_->info().d_model);
   if (const gguf::TensorInfo* t = m->file_->find_tensor("token_types.weight")) m->n_token_types_ = t->ne[1];
   return m;
 }
 
 LoadedModel::~LoadedModel() {
+  readout_.reset();
   arch_.reset();
   weights_.reset();  // releases device weights through backend_, which must still exist
 }
@@ -161,6 +163,11 @@ RunOutput Runner::run(const std::vector<SequenceInput>& seqs, const PassOptions&
     out.hidden.resize(static_cast<size_t>(hidden.numel()));
     backend_->download(out.hidden.data(), hidden.data, out.hidden.size() * 4);
   }
+  if (o.sparse_readout || o.colbert_readout) {
+    const ReadoutHeads* heads = model_->readout();
+    if (!heads) fail(ErrorKind::InvalidArgument, model_->file().path() + " has no read-out heads (sparse, ColBERT)");
+    heads->compute(fp, hidden, hb.cu, o.sparse_readout, o.colbert_readout, out.readout);
+  }
   out.cu_seqlens = hb.cu;
   check_finite(out, o);
   return out;
@@ -183,6 +190,7 @@ std::vector<float> Runner::project(const std::vector<float>& rows, int64_t n, in
 
 RunOutput Runner::run_in_pieces(const SequenceInput& seq, const PassOptions& o, int64_t piece) {
   EMBED_CHECK(!o.keep_layer_last, "Runner::run_in_pieces: keep_layer_last needs the whole sequence in one pass");
+  EMBED_CHECK(!o.sparse_readout && !o.colbert_readout, "Runner::run_in_pieces: the read-outs are computed in the pass that holds the whole sequence");
   RunOutput out;
   validate({seq}, o, out);
   const ModelInfo& info = model_->info();

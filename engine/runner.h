@@ -5,11 +5,13 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "engine/model.h"
 #include "engine/pooling.h"
+#include "engine/readout.h"
 #include "engine/weights.h"
 #include "gguf/file.h"
 
@@ -30,6 +32,8 @@ class LoadedModel {
   std::string kernel_level() const { return backend_->kernel_level(); }
   // Token-type rows of the model (BERT segment embeddings); 1 when it has none.
   int64_t n_token_types() const { return n_token_types_; }
+  // The sparse / ColBERT / SPLADE heads, loaded with the weights; null when the file has none.
+  const ReadoutHeads* readout() const { return readout_ ? &*readout_ : nullptr; }
 
  private:
   LoadedModel() = default;
@@ -38,6 +42,7 @@ class LoadedModel {
   std::unique_ptr<Backend> backend_;  // owns the weight buffers (device backends)
   std::unique_ptr<WeightLoader> weights_;
   std::unique_ptr<Architecture> arch_;
+  std::optional<ReadoutHeads> readout_;
   int64_t n_token_types_ = 1;
 };
 
@@ -55,6 +60,10 @@ struct PassOptions {
   bool keep_hidden = false;       // also return the final hidden states of every token
   KvRouting kv;                   // KV-Embedding re-routing (off by default)
   bool keep_layer_last = false;   // also return each sequence's last-token state after every block
+  // The model's read-out heads on every token's final hidden state (ReadoutHeads::compute):
+  // the sparse one (BGE-M3's or SPLADE's) and the ColBERT one.
+  bool sparse_readout = false;
+  bool colbert_readout = false;
 };
 
 struct RunOutput {
@@ -64,6 +73,7 @@ struct RunOutput {
   std::vector<float> hidden;         // [n_tokens, d_model] if keep_hidden
   std::vector<float> layer_last;     // [n_layers, n_seqs, d_model] if keep_layer_last: the residual
                                      // stream of each sequence's last token after each block
+  ReadoutValues readout;             // if sparse_readout / colbert_readout
   std::vector<std::string> warnings;
 };
 

@@ -13,7 +13,8 @@ using Clock = std::chrono::steady_clock;
 double seconds_between(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
 
 bool same_pass(const PassOptions& a, const PassOptions& b) {
-  return a.pooling == b.pooling && a.exclude_special == b.exclude_special && a.keep_hidden == b.keep_hidden && a.kv == b.kv;
+  return a.pooling == b.pooling && a.exclude_special == b.exclude_special && a.keep_hidden == b.keep_hidden && a.kv == b.kv &&
+         a.sparse_readout == b.sparse_readout && a.colbert_readout == b.colbert_readout;
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -151,6 +152,28 @@ TEST_CASE("embed --output: a head the model lacks, an unknown output and misplac
   const Run fmt = run_embed(f.m3.string() + in + " --output sparse -f npy");
   CHECK(fmt.code == 2);
   CHECK_THAT(fmt.err, Catch::Contains("--output writes JSON lines"));
+}
+
+TEST_CASE("embed bench --output times the read-outs with the pass and reports each pass's CPU time", "[cli][m3][bench]") {
+  Folders f;
+  const std::string in = std::string(" ").append(f.input.string());
+  const Run all = run_embed("bench " + f.m3.string() + in + " --json -t 1 --repeat 3 --latency 0 --output dense,sparse,colbert");
+  INFO(all.err);
+  REQUIRE(all.code == 0);
+  const nlohmann::json j = nlohmann::json::parse(all.out);
+  CHECK(j["outputs"] == nlohmann::json({{"dense", true}, {"sparse", true}, {"colbert", true}}));
+  const nlohmann::json& b = j["batch"];
+  REQUIRE(b["cpu_s"].size() == 3);
+  std::vector<double> cpu = b["cpu_s"].get<std::vector<double>>();
+  for (double c : cpu) CHECK(c >= 0);
+  std::sort(cpu.begin(), cpu.end());
+  CHECK(b["cpu_median_s"].get<double>() == cpu[1]);
+  const Run dense = run_embed("bench " + f.m3.string() + in + " --json -t 1 --repeat 1 --latency 0");
+  REQUIRE(dense.code == 0);
+  CHECK(nlohmann::json::parse(dense.out)["outputs"] == nlohmann::json({{"dense", true}, {"sparse", false}, {"colbert", false}}));
+  const Run missing = run_embed("bench " + f.plain.string() + in + " --repeat 1 --latency 0 --output sparse");
+  CHECK(missing.code != 0);
+  CHECK_THAT(missing.err, Catch::Contains("no sparse head"));
 }
 
 namespace {

@@ -1,6 +1,8 @@
 // `embed bench MODEL INPUT`: how fast the public API embeds an input set (one text per line):
 // model load time, batch throughput (texts/s, tokens/s), single-text latency (p50/p99) and peak
-// RSS, as text or JSON. Measures Context::embed exactly as users call it (tokenize, forward, pool).
+// RSS, as text or JSON. Measures Context::embed exactly as users call it (tokenize, forward, pool;
+// with --output, the sparse and ColBERT read-outs of the same pass). Each timed pass also reports
+// the process's CPU time, for machines shared with other work.
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -56,6 +58,13 @@ double current_rss_mib() {
   return 0;
 }
 
+// CPU seconds (user + system) this process has used so far, over all its threads.
+double process_cpu_s() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + 1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
 // Highest RSS of the process so far (ru_maxrss is in KiB on Linux).
 double peak_rss_mib() {
   rusage u{};
@@ -77,6 +86,7 @@ struct BatchTimes {
   int64_t tokens = 0;
   double warmup_s = 0;         // the warm-up call: page faults on the weights, scratch growth
   std::vector<double> passes;  // the timed passes after it
+  std::vector<double> cpu;     // the process's CPU seconds in each of them
 };
 
 // One warm-up call on the first `warmup` texts (all when 0) of `warm`, then `repeat` timed passes
@@ -93,8 +103,10 @@ BatchTimes time_batches(Context& ctx, const std::vector<std::string>& texts, con
   const Clock::time_point start = Clock::now();
   while (static_cast<int>(t.passes.size()) < o.repeat || seconds_since(start) < o.min_seconds) {
     t0 = Clock::now();
+    const double cpu0 = process_cpu_s();
     const Embeddings e = embed_or_fail(ctx, texts, req, rs, "timed pass");
     t.passes.push_back(seconds_since(t0));
+    t.cpu.push_back(process_cpu_s() - cpu0);
     if (t.tokens == 0)
       for (int32_t n : e.n_tokens) t.tokens += n;
   }
@@ -139,7 +151,7 @@ nlohmann::json report_json(const BenchCommand& o, const ModelDescription& d, siz
   j["load_s"] = load_s;
   j["rss_after_load_mib"] = rss_load;
   j["warmup_s"] = b.warmup_s;
-  j["batch"] = {{"passes_s", b.passes}, {"median_s", med},
+  j["batch"] = {{"passes_s", b.passes}, {"median_s", med}, {"cpu_s", b.cpu}, {"cpu_median_s", median(b.cpu)},
                 {"texts_per_s", med > 0 ? n_texts / med : 0.0}, {"tokens_per_s", med > 0 ? b.tokens / med : 0.0}};
   if (!l.ms.empty())
     j["latency"] = {{"texts", l.ms.size()}, {"tokens_mean", static_cast<double>(l.tokens) / l.ms.size()},
@@ -156,9 +168,9 @@ void print_text(const nlohmann::json& j) {
               static_cast<long long>(j["tokens"].get<int64_t>()), j["tokens"].get<double>() / j["texts"].get<double>());
   std::printf("load:       %.3f s (model + context), RSS %.1f MiB after load\n", j["load_s"].get<double>(), j["rss_after_load_mib"].get<double>());
   const nlohmann::json& b = j["batch"];
-  std::printf("batch:      %.1f texts/s, %.1f tokens/s (median of %zu passes, %.3f s each; warm-up call %.3f s)\n",
+  std::printf("batch:      %.1f texts/s, %.1f tokens/s (median of %zu passes, %.3f s each, %.3f CPU s; warm-up call %.3f s)\n",
               b["texts_per_s"].get<double>(), b["tokens_per_s"].get<double>(), b["passes_s"].size(), b["median_s"].get<double>(),
-              j["warmup_s"].get<double>());
+              b["cpu_median_s"].get<double>(), j["warmup_s"].get<double>());
   if (j.contains("latency")) {
     const nlohmann::json& l = j["latency"];
     std::printf("latency:    p50 %.2f ms, p99 %.2f ms, max %.2f ms (%zu single texts, %.1f tokens each on average)\n",
@@ -191,6 +203,7 @@ int run_bench(const BenchCommand& o) {
   req.max_tokens = o.max_tokens;
   req.truncate = o.truncate;
   req.pooling = parse_pooling_flag(o.pooling);
+  if (!o.outputs.empty()) req.outputs = parse_outputs_flag(o.outputs);
   RunSettings rs;
   rs.batch_tokens = o.batch_tokens;
 
@@ -204,6 +217,7 @@ int run_bench(const BenchCommand& o) {
   const LatencyTimes l = time_single_texts(ctx, in.texts, req, rs, std::min<size_t>(static_cast<size_t>(o.latency), in.texts.size()));
   nlohmann::json j = report_json(o, model->describe(), in.texts.size(), load_s, rss_load, b, l);
   j["pooling"] = pooling_name(req.pooling.value_or(model->describe().default_pooling));
+  j["outputs"] = {{"dense", req.outputs.dense}, {"sparse", req.outputs.sparse}, {"colbert", req.outputs.colbert}};
   if (o.json) std::printf("%s\n", j.dump().c_str());
   else print_text(j);
   return kExitOk;

@@ -189,6 +189,7 @@ struct BenchCommand {
   std::string device = "cpu";
   std::string compat;
   std::string compute_type;
+  std::string outputs;        // --output: read-outs every pass computes (dense,sparse,colbert); empty: dense
 };
 int run_bench(const BenchCommand& o);
 

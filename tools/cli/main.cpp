@@ -333,6 +333,8 @@ int bench_main(int argc, char** argv) {
   app.add_option("--device", o.device, "cpu (default) or cuda");
   app.add_option("--compat", o.compat, kCompatHelp);
   app.add_option("--compute-type", o.compute_type, kComputeTypeHelp);
+  app.add_option("--output", o.outputs, "Read-outs every pass computes: dense, sparse, colbert, comma-separated (default: dense), "
+                 "to time BGE-M3's or SPLADE's heads with the pass");
   if (const int rc = parse(app, argc, argv); rc >= 0) return rc;
   return run_bench(o);
 }
