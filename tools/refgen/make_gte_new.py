@@ -22,7 +22,6 @@
 import json
 import pathlib
 import shutil
-import struct
 import sys
 from importlib import metadata
 
@@ -30,25 +29,13 @@ import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import gte_new_ref  # noqa: E402
+from make_nomic_bert import rounded, save_safetensors  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "convert" / "fixtures"
 NAME = "gte-new-tiny"
 TOKENIZER_FROM = "bert-dense-tiny"
 LONG_TOKENS = 8192
-
-
-def save_safetensors(path, tensors):
-    """safetensors' layout: u64 header length, JSON header (offsets into the data), f32 data."""
-    header, blobs, at = {"__metadata__": {"format": "pt"}}, [], 0
-    for name, a in tensors.items():
-        b = np.ascontiguousarray(a, dtype="<f4").tobytes()
-        header[name] = {"dtype": "F32", "shape": list(a.shape), "data_offsets": [at, at + len(b)]}
-        blobs.append(b)
-        at += len(b)
-    h = json.dumps(header, separators=(",", ":")).encode()
-    h += b" " * (-len(h) % 8)
-    path.write_bytes(struct.pack("<Q", len(h)) + h + b"".join(blobs))
 
 
 def random_weights(c, seed=25):
@@ -104,10 +91,6 @@ def write_folder(path, c, weights):
     st = {"prompts": prompts, "default_prompt_name": None, "similarity_fn_name": "cosine"}
     (path / "config_sentence_transformers.json").write_text(json.dumps(st, indent=2) + "\n")
     return prompts
-
-
-def rounded(v):
-    return [float(f"{x:.8g}") for x in np.asarray(v, dtype=np.float64).ravel()]
 
 
 def source_line(what):
