@@ -1,8 +1,9 @@
 // Block-quantized weights times 8-bit activations, the parts every int8 GEMM shares (AMX
 // tdpbssd, AVX-512 VNNI vpdpbusd): the weights' integer form packed once at load into 16-column
 // quad-row tiles, the activations quantized per row as llama.cpp quantizes them, the f32
-// epilogue per block and the task split. The levels differ only in how a tile's integer sums are
-// computed (the Sums parameter). Include only from files compiled with -mavx512f -mavx512bw -mf16c.
+// epilogue per block and the task split. AMX computes a tile's integer sums (the Sums parameter
+// of output_tile); VNNI keeps them in registers and runs the same epilogue on them
+// (cpu/matmul_int8_avx512.cpp), so both give the same bits. Include only from files compiled with -mavx512f -mavx512bw -mf16c.
 //
 // Weights (every block type): value = scale * q - min per group of 32 (16 for Q6_K), gguf/quants.h
 // integer_row; int8 tiles of one 32-block of k in "quad" order (tile row r holds k 4r..4r+3 of 16
@@ -46,8 +47,11 @@ struct Int8Weight final : PackedWeight {
   bool q8_k = false;        // activations as Q8_K (K-quants) rather than Q8_0
   TileBuffer tiles;         // [n_tile][k_block][group] B tiles
   std::vector<float> scale, min;  // [n_tile][k_block][group][16]
+  // VNNI only (filled by its pack function): -128 * each column's sum of the tile's integers,
+  // [n_tile][k_block][group][16], the start of a column's sums over activations stored as qx + 128.
+  std::vector<int32_t> neg_shift;
 
-  size_t bytes() const override { return tiles.size() * 2 + (scale.size() + min.size()) * 4; }
+  size_t bytes() const override { return tiles.size() * 2 + (scale.size() + min.size() + neg_shift.size()) * 4; }
   const void* tile(int64_t nb, int64_t kb, int g) const {
     return reinterpret_cast<const int8_t*>(tiles.data()) + ((nb * k_blocks + kb) * groups + g) * kInt8TileBytes;
   }
@@ -56,7 +60,7 @@ struct Int8Weight final : PackedWeight {
 
 bool uses_q8_k(DType t) { return t == DType::Q4_K || t == DType::Q5_K || t == DType::Q6_K; }
 
-std::unique_ptr<PackedWeight> pack_int8(const Tensor& w) {
+std::unique_ptr<Int8Weight> pack_int8(const Tensor& w) {
   const gguf::TensorType gt = dtype_to_gguf(w.dtype);
   const int group = gguf::integer_group(gt);
   auto p = std::make_unique<Int8Weight>();
@@ -134,7 +138,7 @@ void quantize_row_q8_k(const float* x, int64_t k, int8_t* q, float* d) {
 // Activations quantized per row: A tiles [m_tile][k_block] (16 rows x 32 int8), and per (row,
 // k-block) the scale dx and the sum of the row's 32 (or, per group, 16) integers.
 struct QuantizedActivations {
-  TileBuffer tiles;
+  TileBuffer tiles;          // qx, or qx + 128 as unsigned bytes (offset: VNNI's unsigned operand)
   std::vector<float> dx;     // [m_pad][k_block]
   std::vector<float> qsum;   // [m_pad][k_block][groups]
   int64_t k_blocks = 0;
@@ -144,7 +148,7 @@ struct QuantizedActivations {
   }
 };
 
-void quantize_activations(const Tensor& x, const Int8Weight& w, QuantizedActivations& a, ThreadPool& pool) {
+void quantize_activations(const Tensor& x, const Int8Weight& w, bool offset, QuantizedActivations& a, ThreadPool& pool) {
   const int64_t m = x.rows, k = x.cols, m_tiles = (m + kTileRows - 1) / kTileRows;
   a.k_blocks = w.k_blocks;
   a.groups = w.groups;
@@ -165,7 +169,12 @@ void quantize_activations(const Tensor& x, const Int8Weight& w, QuantizedActivat
         std::fill(d.begin(), d.end(), 0.0f);
       }
       for (int64_t kb = 0; kb < w.k_blocks; kb++) {
-        std::copy_n(q.data() + kb * kBlock, kBlock, tiles + (it * w.k_blocks + kb) * kInt8TileBytes + row * kBlock);
+        int8_t* dst = tiles + (it * w.k_blocks + kb) * kInt8TileBytes + row * kBlock;
+        if (offset) {
+          for (int e = 0; e < kBlock; e++) dst[e] = static_cast<int8_t>(static_cast<uint8_t>(q[static_cast<size_t>(kb * kBlock + e)]) ^ 0x80u);
+        } else {
+          std::copy_n(q.data() + kb * kBlock, kBlock, dst);
+        }
         a.dx[static_cast<size_t>(r * w.k_blocks + kb)] = w.q8_k ? d[static_cast<size_t>(kb * kBlock / 256)] : d[static_cast<size_t>(kb)];
         const int per = kBlock / w.groups;
         for (int g = 0; g < w.groups; g++) {
@@ -213,30 +222,41 @@ void output_tile(const QuantizedActivations& a, const Int8Weight& w, int64_t it,
   out.store(c, it, jt);
 }
 
-// The GEMM: activations quantized once per call, then tasks of up to 4 x 4 output tiles (fewer
-// when there are too few tasks for the threads). Each task makes its own Sums (make_sums()), which
-// may prepare the thread (the AMX tile configuration).
-template <class MakeSums>
-void matmul(const MatmulArgs& a, const Int8Weight& w, ThreadPool& pool, MakeSums make_sums) {
+// The GEMM: activations quantized once per call (as qx + 128 when `offset`), then tasks of up to
+// 4 x 4 output tiles (fewer when there are too few tasks for the threads). Each task makes its own
+// tile function (make_tile(); it may prepare the thread: the AMX tile configuration), called as
+// tile(acts, w, it, jt, columns, out) for the task's output tiles, kColumnTiles (or, at the task's
+// edge, fewer: `columns`) column tiles jt.. at a time.
+template <int kColumnTiles = 1, class MakeTile>
+void matmul_tiles(const MatmulArgs& a, const Int8Weight& w, ThreadPool& pool, bool offset, MakeTile make_tile) {
   const int64_t m = a.x.rows, n = a.w.rows;
   const int64_t m_tiles = (m + kTileRows - 1) / kTileRows, n_tiles = w.n_tiles;
   thread_local QuantizedActivations caller_acts;  // the caller's, shared with the workers by reference
   QuantizedActivations& acts = caller_acts;
-  quantize_activations(a.x, w, acts, pool);
+  quantize_activations(a.x, w, offset, acts, pool);
   const Output out{a.y.ptr<float>(), m, n, n, a.bias.empty() ? nullptr : a.bias.ptr<const float>(), a.accumulate, a.activation};
   int64_t tm = 4, tn = 4;
   auto count = [&] { return ((m_tiles + tm - 1) / tm) * ((n_tiles + tn - 1) / tn); };
   while (count() < 4 * pool.size() && (tm > 1 || tn > 1)) (tn >= tm ? tn : tm) /= 2;
   const int64_t tasks_n = (n_tiles + tn - 1) / tn;
   pool.run(count(), [&](int64_t task) {
-    auto sums = make_sums();
+    auto tile = make_tile();
     const int64_t it0 = (task / tasks_n) * tm, it1 = std::min(m_tiles, it0 + tm);
     const int64_t jt0 = (task % tasks_n) * tn, jt1 = std::min(n_tiles, jt0 + tn);
-    for (int64_t jt = jt0; jt < jt1; jt++)
-      for (int64_t it = it0; it < it1; it++) {
-        if (w.has_min) output_tile<true>(acts, w, it, jt, out, sums);
-        else output_tile<false>(acts, w, it, jt, out, sums);
-      }
+    for (int64_t jt = jt0; jt < jt1; jt += kColumnTiles)
+      for (int64_t it = it0; it < it1; it++) tile(acts, w, it, jt, std::min<int64_t>(kColumnTiles, jt1 - jt), out);
+  });
+}
+
+// matmul_tiles with output_tile over a level's Sums (make_sums() per task), activations as qx.
+template <class MakeSums>
+void matmul(const MatmulArgs& a, const Int8Weight& w, ThreadPool& pool, MakeSums make_sums) {
+  matmul_tiles(a, w, pool, false, [&] {
+    return [sums = make_sums()](const QuantizedActivations& acts, const Int8Weight& wt, int64_t it, int64_t jt, int64_t,
+                                const Output& out) mutable {
+      if (wt.has_min) output_tile<true>(acts, wt, it, jt, out, sums);
+      else output_tile<false>(acts, wt, it, jt, out, sums);
+    };
   });
 }
 

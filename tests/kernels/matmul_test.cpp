@@ -216,6 +216,92 @@ TEST_CASE("the int8 compute type gives the same bits on AMX and on AVX-512 VNNI"
   }
 }
 
+TEST_CASE("the int8 compute type is the documented block epilogue of exact integer sums, bit for bit", "[kernels][matmul]") {
+  // docs/kernels.md and cpu/int8_blocks.h: per row the activations are quantized as llama.cpp
+  // quantizes them (Q8_0, or Q8_K for the K-quants), the weights are their integer form (value =
+  // scale * q - min per group), and per 32-block and group the exact integer sum S = sum qx * q
+  // enters the f32 accumulator in k order: acc = fma(float(S), scale * dx, acc) when no group of
+  // the matrix has a min, else acc = fma(fma(scale, float(S), -(min * sum qx)), dx, acc); the
+  // output is bias + acc. Written out here in scalar code, independently of the kernels' layouts,
+  // and every int8 backend must give these bits (AMX tdpbssd and AVX-512 VNNI alike).
+  // CPU backends made here, not backends_under_test(): the CUDA test executables build this file too.
+  std::vector<std::pair<std::string, std::unique_ptr<Backend>>> levels;
+  const bool amx = cpuinfo_supports(CpuIsa::Amx);
+  const bool vnni = cpuinfo_supports(CpuIsa::Avx512) && cpuinfo_has("avx512bw") && cpuinfo_has("avx512_vnni");
+  for (auto [isa, available] : {std::pair<CpuIsa, bool>{CpuIsa::Amx, amx}, {CpuIsa::Avx512, vnni}}) {
+    if (!available) continue;
+    BackendOptions o;
+    o.threads = 2;
+    o.cpu_isa = isa;
+    o.compute_type = ComputeType::Int8;
+    levels.emplace_back(std::string("cpu-") + cpu_isa_name(isa) + "-int8", cpu::create_cpu_backend(o));
+  }
+  if (levels.empty()) {  // a CPU with neither VNNI nor AMX has no int8 level to hold to it
+    CHECK_FALSE((amx || vnni));
+    return;
+  }
+  const int64_t m = 21, n = 37, k = 512;
+  std::vector<float> x = random_floats(41, static_cast<size_t>(m * k), -3.0f, 3.0f), bias = random_floats(42, static_cast<size_t>(n));
+  for (int64_t i = 0; i < k; i++) x[static_cast<size_t>(3 * k + i)] = 0.0f;  // a zero row: dx = 0
+  for (DType wt : {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0, DType::Q4_K, DType::Q5_K, DType::Q6_K}) {
+    std::vector<uint8_t> w = random_rows(wt, n, k, 43);
+    Tensor tw{w.data(), wt, Device::Cpu, n, k};
+    const gguf::TensorType gt = dtype_to_gguf(wt);
+    const int group = gguf::integer_group(gt);
+    const bool q8_k = wt == DType::Q4_K || wt == DType::Q5_K || wt == DType::Q6_K;
+    std::vector<int8_t> q(static_cast<size_t>(n * k)), qx(static_cast<size_t>(m * k));
+    std::vector<float> scale(static_cast<size_t>(n * k / group)), min(scale.size()), d(static_cast<size_t>(m * k / 32));
+    for (int64_t j = 0; j < n; j++)
+      gguf::integer_row(gt, w.data() + j * tw.row_bytes(), k, q.data() + j * k, scale.data() + j * k / group, min.data() + j * k / group);
+    const bool has_min = std::any_of(min.begin(), min.end(), [](float v) { return v != 0.0f; });
+    for (int64_t i = 0; i < m; i++) {
+      if (q8_k) cpu::quantize_q8_k(x.data() + i * k, k, qx.data() + i * k, d.data() + i * k / 32);
+      else cpu::quantize_q8_0(x.data() + i * k, k, qx.data() + i * k, d.data() + i * k / 32);
+    }
+    std::vector<float> want(static_cast<size_t>(m * n));
+    for (int64_t i = 0; i < m; i++)
+      for (int64_t j = 0; j < n; j++) {
+        float acc = 0.0f;
+        for (int64_t kb = 0; kb < k / 32; kb++) {
+          const float dx = q8_k ? d[static_cast<size_t>(i * k / 32 + kb / 8)] : d[static_cast<size_t>(i * k / 32 + kb)];
+          for (int64_t g0 = kb * 32; g0 < (kb + 1) * 32; g0 += group) {
+            int32_t sum = 0, qsum = 0;
+            for (int64_t e = g0; e < g0 + group; e++) {
+              sum += int32_t{qx[static_cast<size_t>(i * k + e)]} * q[static_cast<size_t>(j * k + e)];
+              qsum += qx[static_cast<size_t>(i * k + e)];
+            }
+            const float sc = scale[static_cast<size_t>((j * k + g0) / group)], mn = min[static_cast<size_t>((j * k + g0) / group)];
+            if (has_min) {
+              const float min_term = mn * static_cast<float>(qsum);
+              acc = std::fma(std::fma(sc, static_cast<float>(sum), -min_term), dx, acc);
+            } else {
+              const float sd = sc * dx;
+              acc = std::fma(static_cast<float>(sum), sd, acc);
+            }
+          }
+        }
+        want[static_cast<size_t>(i * n + j)] = bias[static_cast<size_t>(j)] + acc;
+      }
+    for (auto& [name, backend] : levels) {
+      DeviceArena arena(*backend);
+      MatmulArgs a;
+      a.x = arena.upload(host_tensor(x, m, k));
+      a.w = backend->load_weight(tw, WeightUse::Matmul);
+      a.bias = arena.upload(host_tensor(bias, 1, n));
+      a.y = arena.poisoned(DType::F32, m, n);
+      backend->matmul(a);
+      const std::vector<float> got = arena.download(a.y);
+      backend->release_weight(a.w);
+      INFO(name << " " << dtype_name(wt));
+      size_t first_diff = got.size();
+      for (size_t e = 0; e < got.size() && first_diff == got.size(); e++)
+        if (std::memcmp(&got[e], &want[e], 4) != 0) first_diff = e;
+      INFO("first differing element " << first_diff << (first_diff < got.size() ? ": got " + std::to_string(got[first_diff]) + " want " + std::to_string(want[first_diff]) : std::string()));
+      CHECK(first_diff == got.size());
+    }
+  }
+}
+
 TEST_CASE("matmul with a fused activation equals the matmul followed by the activation op", "[kernels][matmul]") {
   // Bit for bit on every backend: a backend that fuses the activation into its GEMM epilogue must
   // compute exactly what its activation op computes on the stored output. Odd shapes cover the

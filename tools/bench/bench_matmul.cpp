@@ -2,7 +2,7 @@
 // dtype and thread count (median of repetitions after a warm-up, by wall time), and the best
 // repetition by the process's CPU time per thread (the steadiest figure on a shared machine,
 // where other processes only ever make a repetition slower). Not a test.
-//   [EMBED_ISA=level] [EMBED_COMPUTE=f32|bf16] embed-bench-matmul [threads] [reps] [filter]
+//   [EMBED_ISA=level] [EMBED_COMPUTE=f32|bf16|int8] embed-bench-matmul [threads] [reps] [filter]
 // filter: only the shapes whose name, or the weight types whose name, contains it (e.g. "bge", "f16").
 #include <time.h>
 
@@ -51,6 +51,7 @@ int main(int argc, char** argv) {
   BackendOptions o;
   o.threads = threads;
   if (const char* c = std::getenv("EMBED_COMPUTE"); c && std::strcmp(c, "bf16") == 0) o.compute_type = ComputeType::BF16;
+  if (const char* c = std::getenv("EMBED_COMPUTE"); c && std::strcmp(c, "int8") == 0) o.compute_type = ComputeType::Int8;
   auto b = create_backend(o);
   std::printf("backend: %s\n", b->name().c_str());
   auto cpu_seconds = [] {
