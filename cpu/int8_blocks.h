@@ -154,7 +154,8 @@ void quantize_activations(const Tensor& x, const Int8Weight& w, bool offset, Qua
   a.groups = w.groups;
   a.tiles.resize(static_cast<size_t>(m_tiles * w.k_blocks * kInt8TileBytes / 2));
   a.dx.resize(static_cast<size_t>(m_tiles * kTileRows * w.k_blocks));
-  a.qsum.resize(a.dx.size() * static_cast<size_t>(w.groups));
+  // The sums of a row's integers per group enter only the epilogue of weights with a min.
+  a.qsum.resize(w.has_min ? a.dx.size() * static_cast<size_t>(w.groups) : 0);
   auto* tiles = reinterpret_cast<int8_t*>(a.tiles.data());
   pool.parallel_for(m_tiles * kTileRows, 16, [&](int64_t r0, int64_t r1) {
     std::vector<int8_t> q(static_cast<size_t>(k));
@@ -168,14 +169,14 @@ void quantize_activations(const Tensor& x, const Int8Weight& w, bool offset, Qua
         std::fill(q.begin(), q.end(), int8_t{0});
         std::fill(d.begin(), d.end(), 0.0f);
       }
+      // qx, or qx + 128 as an unsigned byte (qx xor 0x80), 32 at a time into the row of its tile.
+      const __m256i flip = _mm256_set1_epi8(offset ? static_cast<char>(0x80) : 0);
       for (int64_t kb = 0; kb < w.k_blocks; kb++) {
-        int8_t* dst = tiles + (it * w.k_blocks + kb) * kInt8TileBytes + row * kBlock;
-        if (offset) {
-          for (int e = 0; e < kBlock; e++) dst[e] = static_cast<int8_t>(static_cast<uint8_t>(q[static_cast<size_t>(kb * kBlock + e)]) ^ 0x80u);
-        } else {
-          std::copy_n(q.data() + kb * kBlock, kBlock, dst);
-        }
+        const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q.data() + kb * kBlock));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(tiles + (it * w.k_blocks + kb) * kInt8TileBytes + row * kBlock),
+                            _mm256_xor_si256(v, flip));
         a.dx[static_cast<size_t>(r * w.k_blocks + kb)] = w.q8_k ? d[static_cast<size_t>(kb * kBlock / 256)] : d[static_cast<size_t>(kb)];
+        if (!w.has_min) continue;
         const int per = kBlock / w.groups;
         for (int g = 0; g < w.groups; g++) {
           int s = 0;
@@ -196,7 +197,7 @@ void output_tile(const QuantizedActivations& a, const Int8Weight& w, int64_t it,
   __m512 acc[kTileRows];
   for (__m512& v : acc) v = _mm512_setzero_ps();
   const float* dx = a.dx.data() + it * kTileRows * a.k_blocks;
-  const float* qsum = a.qsum.data() + it * kTileRows * a.k_blocks * a.groups;
+  const float* qsum = kMin ? a.qsum.data() + it * kTileRows * a.k_blocks * a.groups : nullptr;  // kMin only
   const int64_t steps = w.k_blocks * w.groups;
   sums.issue(a, w, it, jt, 0);
   for (int64_t s = 0; s < steps; s++) {

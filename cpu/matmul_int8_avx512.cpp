@@ -29,7 +29,7 @@ void vnni_tiles(const QuantizedActivations& a, const Int8Weight& w, int64_t it, 
     for (auto& col : acc)
       for (__m512& v : col) v = _mm512_setzero_ps();
     const float* dx = a.dx.data() + (it * kTileRows + r0) * a.k_blocks;
-    const float* qsum = a.qsum.data() + (it * kTileRows + r0) * a.k_blocks * a.groups;
+    const float* qsum = kMin ? a.qsum.data() + (it * kTileRows + r0) * a.k_blocks * a.groups : nullptr;  // kMin only
     for (int64_t s = 0; s < steps; s++) {
       const int64_t kb = s / w.groups;
       const int g = static_cast<int>(s % w.groups);
