@@ -69,10 +69,10 @@ void decode_row_segment(DType t, const void* row, int64_t k0, int64_t n, float* 
 
 // AVX-512 versions (cpu/*_avx512.cpp, compiled with -mavx512f; used when the CPU has it).
 namespace embed::cpu::avx512 {
-// Panel weights (packed at load, f32) or quantized ones decoded per call (avx2::matmul_decoded);
-// fuses MatmulArgs::activation.
+// Panel weights (packed at load in their stored type: f32, f16, bf16) or quantized ones decoded
+// per call (avx2::matmul_decoded); fuses MatmulArgs::activation.
 void matmul(const MatmulArgs& a, ThreadPool& pool);
-// f32/f16/bf16 weights as f32 panels (pack_panels_f32); nullptr for quantized ones.
+// f32/f16/bf16 weights as panels of their stored type (pack_panels); nullptr for quantized ones.
 std::unique_ptr<PackedWeight> pack_weight(const Tensor& w);
 // avx2::matmul_decoded's panel runner with the 32-wide tile.
 void run_panels(const MatmulArgs& a, int64_t k0, int64_t kc, const float* panels, int64_t panel_floats, int64_t p0, int64_t p1);

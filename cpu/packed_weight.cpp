@@ -4,7 +4,6 @@
 #include <cstdint>
 #include <cstring>
 
-#include "gguf/fp16.h"
 
 namespace embed::cpu {
 
@@ -30,25 +29,6 @@ PanelWeight pack_panels(const Tensor& w) {
     uint8_t* dst = base + static_cast<size_t>(panel) * p.k * kPanelWidth * eb + lane * eb;
     const uint8_t* s = src + static_cast<size_t>(row) * p.k * eb;
     for (int64_t kk = 0; kk < p.k; kk++) std::memcpy(dst + kk * kPanelWidth * eb, s + kk * eb, eb);
-  }
-  return p;
-}
-
-PanelWeight pack_panels_f32(const Tensor& w) {
-  if (w.dtype == DType::F32) return pack_panels(w);
-  PanelWeight p;
-  p.dtype = DType::F32;
-  p.n = w.rows;
-  p.k = w.cols;
-  p.n_panels = (w.rows + kPanelWidth - 1) / kPanelWidth;
-  auto* dst = reinterpret_cast<float*>(p.allocate(static_cast<size_t>(p.n_panels) * p.k * kPanelWidth * sizeof(float)));
-  const auto* src = static_cast<const uint16_t*>(w.data);
-  const bool f16 = w.dtype == DType::F16;
-  for (int64_t row = 0; row < w.rows; row++) {
-    const int64_t panel = row / kPanelWidth, lane = row % kPanelWidth;
-    float* d = dst + static_cast<size_t>(panel) * p.k * kPanelWidth + lane;
-    const uint16_t* s = src + static_cast<size_t>(row) * p.k;
-    for (int64_t kk = 0; kk < p.k; kk++) d[kk * kPanelWidth] = f16 ? f16_to_f32(s[kk]) : bf16_to_f32(s[kk]);
   }
   return p;
 }

@@ -3,10 +3,10 @@
 // points at it); each level's GEMM only ever sees the kind its own pack function made.
 //
 // PanelWeight (AVX2 and AVX-512): 16-row panels stored k-major, so the micro-kernel reads one
-// contiguous 16-wide vector per k step. AVX2 keeps the stored type (f32, or f16/bf16 as raw 16-bit
-// words converted in registers), so its copy costs no more memory than the weight itself; AVX-512
-// widens f16/bf16 to f32 once here (pack_panels_f32: twice the bytes of a 16-bit weight) so its
-// GEMM spends no FMA-port cycles on conversions.
+// contiguous 16-wide vector per k step. Both keep the stored type (f32, or f16/bf16 as raw 16-bit
+// words), so the copy costs no more memory than the weight itself; AVX2 converts 16-bit panels in
+// registers, AVX-512 in registers for few rows and per 256-deep block into an L1 buffer for many
+// (matmul_avx512.cpp).
 //
 // PairPanelWeight (compute type bf16 on AVX512-BF16, matmul_bf16_avx512.cpp): the same 16-row
 // panels, but each k step is a pair (k, k+1) of bf16 values per row, so one 64-byte vector is the
@@ -68,8 +68,6 @@ struct PairPanelWeight final : PackedWeight {
 inline bool panel_packable(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16; }
 
 PanelWeight pack_panels(const Tensor& w);
-// The same panels with every value widened to f32 (exact for f16 and bf16).
-PanelWeight pack_panels_f32(const Tensor& w);
 
 // The packed copy of a weight as a kernel of the level that made it sees it.
 template <class T>
