@@ -1,5 +1,7 @@
 // A small persistent thread pool for the CPU backend. The calling thread takes part in every
-// job; workers spin briefly before sleeping so back-to-back small ops do not pay a wake-up.
+// job; workers spin briefly before sleeping so back-to-back small ops do not pay a wake-up. A job
+// ends when its tasks are done, not when every worker has checked in: a worker the OS has not
+// scheduled yet (a loaded machine) delays nothing unless it claimed a task.
 #pragma once
 
 #include <atomic>
@@ -28,16 +30,18 @@ class ThreadPool {
 
  private:
   void worker_loop();
-  void work_on_current_job();
+  void work_on(uint32_t job);
 
   int n_threads_;
   std::vector<std::thread> workers_;
-  std::atomic<uint64_t> generation_{0};
+  std::atomic<uint64_t> generation_{0};  // bumped per job (and at shutdown): wakes the workers
   std::atomic<bool> stop_{false};
   const std::function<void(int64_t)>* job_ = nullptr;
-  int64_t n_tasks_ = 0;
-  std::atomic<int64_t> next_task_{0};
-  std::atomic<int> active_{0};
+  std::atomic<int64_t> n_tasks_{0};
+  // (job number << 32) | the next unclaimed task: a task is claimed by a compare-exchange that
+  // names its job, so a worker waking late for a finished job can claim nothing of the next one.
+  std::atomic<uint64_t> claim_{0};
+  std::atomic<int64_t> done_{0};  // tasks of the current job finished
 };
 
 }  // namespace embed::cpu
